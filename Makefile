@@ -1,0 +1,30 @@
+# The two commands a newcomer needs: `make serve` (read the course) and `make test` (check everything).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: serve site check test labs-ci clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,labs]'
+	@if command -v npm >/dev/null 2>&1; then npm install --silent --no-audit --no-fund; fi
+	touch $(STAMP)
+
+serve: $(STAMP)  ## read the course at http://127.0.0.1:8000, reloading on every edit
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000 --livereload
+
+site: $(STAMP)  ## strict build into site/
+	$(BIN)/mkdocs build --strict --site-dir site
+
+check: $(STAMP)  ## the module contract, every violation in one run
+	$(BIN)/tutor check --strict
+
+test: $(STAMP)  ## set-up plus the whole suite
+	$(BIN)/tutor check --strict
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf site build $(VENV) node_modules

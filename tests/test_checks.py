@@ -1,0 +1,150 @@
+"""One test per contract rule: break exactly one thing in the valid fake course, expect exactly one diagnostic."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor_build.checks import run_all
+from tutor_build.load import load_course
+
+A01 = "modules/A01-fake-basics"
+A02 = "modules/A02-fake-coalescing"
+
+
+def diagnose(root: Path) -> list[tuple[str, int, str]]:
+    course, load_diags = load_course(root)
+    return [(d.path, d.line, d.code) for d in run_all(course, load_diags)]
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text, f"fixture text not found in {rel}: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+
+
+def test_the_fake_course_is_clean(pristine_course):
+    assert diagnose(pristine_course) == []
+
+
+# (id, mutation, expected diagnostics (path, line, code))
+CASES = [
+    ("malformed-yaml", lambda r: edit(r, f"{A01}/module.yml", "title: Fake basics", "title: [unclosed"),
+     {(f"{A01}/module.yml", 2, "E001")}),
+    ("missing-key", lambda r: edit(r, f"{A01}/module.yml", "concepts: [bytes, bandwidth]\n", ""),
+     {(f"{A01}/module.yml", 1, "E101")}),
+    ("unknown-key", lambda r: edit(r, f"{A01}/module.yml", "headline:", "headlin: typo\nheadline:"),
+     {(f"{A01}/module.yml", 8, "E102")}),
+    ("bad-hours", lambda r: edit(r, f"{A01}/module.yml", "drill: 0.5", "drill: 0"),
+     {(f"{A01}/module.yml", 5, "E103")}),
+    ("unknown-prerequisite", lambda r: edit(r, f"{A02}/module.yml", '["A01"]', '["A01", "Z99"]'),
+     {(f"{A02}/module.yml", 6, "E104")}),
+    ("cycle", lambda r: edit(r, f"{A01}/module.yml", "prerequisites: []", 'prerequisites: ["A02"]'),
+     {(f"{A01}/module.yml", 6, "E801")}),
+    ("id-mismatch", lambda r: edit(r, f"{A01}/module.yml", "id: A01", "id: A03"),
+     {(f"{A01}/module.yml", 1, "E106")}, "subset"),
+    ("nvidia-only-without-counterpart", lambda r: edit(r, f"{A01}/module.yml", "labs: [vec]", "labs: [vec]\nvendor_scope: nvidia-only"),
+     {(f"{A01}/module.yml", 10, "E108"), (f"{A01}/4-labs.md", 1, "E348")}),
+    ("missing-section", lambda r: (r / f"{A01}/6-tradeoffs.md").unlink(), {(f"{A01}/6-tradeoffs.md", 1, "E201")}),
+    ("stray-file", lambda r: write(r, f"{A01}/6-tradeoff.md", "typo\n"), {(f"{A01}/6-tradeoff.md", 1, "E202")}),
+    ("section-title", lambda r: edit(r, f"{A01}/7-production.md", "PyTorch uses", "# Production\n\nPyTorch uses"),
+     {(f"{A01}/7-production.md", 1, "E203")}),
+    ("analogy-code", lambda r: edit(r, f"{A01}/1-analogy.md", "A careful", "A `careful`"),
+     {(f"{A01}/1-analogy.md", 1, "E311")}),
+    ("analogy-short", lambda r: write(r, f"{A01}/1-analogy.md", "Too short.\n\n## Where the analogy breaks\n\nHere.\n"),
+     {(f"{A01}/1-analogy.md", 1, "E312")}),
+    ("analogy-breaks", lambda r: edit(r, f"{A01}/1-analogy.md", "## Where the analogy breaks", "## Limits"),
+     {(f"{A01}/1-analogy.md", 1, "E313")}),
+    ("no-equation", lambda r: edit(r, f"{A01}/2-first-principles.md", "$$\nt \\ge \\frac{\\text{bytes}}{B}\n$$\n", ""),
+     {(f"{A01}/2-first-principles.md", 1, "E321")}),
+    ("no-derivation", lambda r: edit(r, f"{A01}/2-first-principles.md", "## Derivation\n\n1. Count the bytes: each element is read once and written once.\n2.", "Also"),
+     {(f"{A01}/2-first-principles.md", 1, "E322")}),
+    ("silicon-no-amd", lambda r: write(r, f"{A01}/3-silicon.md", "| | Hopper |\n|---|---|\n| lanes | 32 |\n"),
+     {(f"{A01}/3-silicon.md", 1, "E331"), (f"{A01}/8-sources.md", 2, "E383")}),
+    ("silicon-uncited", lambda r: edit(r, f"{A01}/3-silicon.md", "4.8 TB/s [@vendor-sheet]", "4.8 TB/s"),
+     {(f"{A01}/3-silicon.md", 3, "E334")}),
+    ("lab-not-included", lambda r: edit(r, f"{A01}/4-labs.md", '    ```cpp\n    --8<-- "labs/A01/hip/vec.hip"\n    ```\n', ""),
+     {(f"{A01}/4-labs.md", 1, "E341")}),
+    ("tab-label", lambda r: edit(r, f"{A01}/4-labs.md", '=== "HIP"', '=== "Hip"'),
+     {(f"{A01}/4-labs.md", 13, "E344"), (f"{A01}/4-labs.md", 1, "E343")}),
+    ("pasted-code", lambda r: edit(r, f"{A01}/4-labs.md", "Run `tutor", "```cuda\n" + "int x;\n" * 13 + "```\n\nRun `tutor"),
+     {(f"{A01}/4-labs.md", 1, "E345")}),
+    ("no-run-instruction", lambda r: edit(r, f"{A01}/4-labs.md", "tutor labs verify A01", "run it"),
+     {(f"{A01}/4-labs.md", 1, "E346")}),
+    ("performance-no-ridge", lambda r: edit(r, f"{A01}/5-performance.md", "ridge point", "peak"),
+     {(f"{A01}/5-performance.md", 1, "E351")}),
+    ("performance-no-measurement", lambda r: edit(r, f"{A01}/5-performance.md", 'Measured: {{ measured("A01/vec/kernel/cuda") }}.', ""),
+     {(f"{A01}/5-performance.md", 1, "E352")}),
+    ("performance-no-plot", lambda r: edit(r, f"{A01}/5-performance.md", '{{ plot("A01/vec") }}', ""),
+     {(f"{A01}/5-performance.md", 1, "E353")}),
+    ("tradeoffs-few", lambda r: edit(r, f"{A01}/6-tradeoffs.md", "- It costs time to write.\n", ""),
+     {(f"{A01}/6-tradeoffs.md", 1, "E361")}),
+    ("tradeoffs-when-not", lambda r: edit(r, f"{A01}/6-tradeoffs.md", "## When not to do this", "## Otherwise"),
+     {(f"{A01}/6-tradeoffs.md", 1, "E362")}),
+    ("production-one", lambda r: edit(r, f"{A01}/7-production.md", "vLLM uses it too [@vllm-paper].", "vLLM uses it too."),
+     {(f"{A01}/7-production.md", 1, "E371"), (f"{A01}/8-sources.md", 4, "E383")}),
+    ("sources-few", lambda r: edit(r, f"{A01}/8-sources.md", "- [@vllm-paper] Where a serving system uses it.\n", ""),
+     {(f"{A01}/8-sources.md", 1, "E381")}),
+    ("source-without-citation", lambda r: edit(r, f"{A01}/8-sources.md", "- [@amd-sheet] The", "- The"),
+     {(f"{A01}/8-sources.md", 2, "E382"), (f"{A01}/8-sources.md", 1, "E381")}),
+    ("source-not-cited", lambda r: edit(r, f"{A01}/3-silicon.md", "5.3 TB/s [@amd-sheet]", "5.3 TB/s [@vendor-sheet]"),
+     {(f"{A01}/8-sources.md", 2, "E383")}),
+    ("few-questions", lambda r: edit(r, f"{A01}/9-self-assessment.md", '??? success "Solution"\n    It is 6.', "It is 6."),
+     {(f"{A01}/9-self-assessment.md", 1, "E391")}),
+    ("solution-open", lambda r: edit(r, f"{A01}/9-self-assessment.md", '??? success "Solution"\n    It is 3.', '???+ success "Solution"\n    It is 3.'),
+     {(f"{A01}/9-self-assessment.md", 19, "E394")}),
+    ("few-quantitative", lambda r: edit(r, f"{A01}/9-self-assessment.md", "## Q2 (quantitative)", "## Q2"),
+     {(f"{A01}/9-self-assessment.md", 1, "E392")}),
+    ("few-drills", lambda r: edit(r, f"{A01}/9-self-assessment.md", '??? success "Model answer"\n    Because 3.', "Because 3."),
+     {(f"{A01}/9-self-assessment.md", 43, "E393")}),
+    ("lab-missing", lambda r: (r / "labs/A01/triton/vec.py").unlink(),
+     {(f"{A01}/module.yml", 9, "E401"), (f"{A01}/4-labs.md", 30, "E342")}),
+    ("exercise-without-todo", lambda r: write(r, "labs/A01/triton/vec_exercise.py", "print('done')\n"),
+     {("labs/A01/triton/vec_exercise.py", 1, "E405")}),
+    ("counterpart-diverges", lambda r: edit(r, "labs/A01/hip/vec.hip", "a[i] + 1.0f", "a[i] + 2.0f"),
+     {("labs/A01/hip/vec.hip", 5, "E402")}),
+    ("few-cards", lambda r: write(r, "cards/A01.yml", json.dumps([{"id": "x", "q": "Q?", "a": "A.", "cite": "@vendor-sheet", "section": "analogy"}])),
+     {("cards/A01.yml", 1, "E501")}),
+    ("card-unresolved-cite", lambda r: edit(r, "cards/A01.yml", '"cite": "@vendor-sheet"', '"cite": "@nowhere"'),
+     {("cards/A01.yml", 9, "E504")}),
+    ("card-duplicate-id", lambda r: edit(r, "cards/A01.yml", '"a01-card-1"', '"a01-card-0"'),
+     {("cards/A01.yml", 9, "E503")}),
+    ("unknown-citation", lambda r: edit(r, f"{A01}/7-production.md", "[@pytorch-docs]", "[@pytorch-doc]"),
+     {(f"{A01}/7-production.md", 1, "E601"), (f"{A01}/8-sources.md", 3, "E383")}),
+    ("reference-without-link", lambda r: edit(r, "references.yml", "url: https://example.org/pytorch", "note: no link"),
+     {("references.yml", 11, "E602")}),
+    ("unknown-measurement", lambda r: edit(r, f"{A01}/5-performance.md", "A01/vec/kernel/cuda", "A01/vec/kernal/cuda"),
+     {(f"{A01}/5-performance.md", 4, "E703")}),
+    ("malformed-record", lambda r: write(r, "measurements/broken.jsonl", "{not json\n"),
+     {("measurements/broken.jsonl", 1, "E701")}),
+    ("stale-record", lambda r: edit(r, "labs/A01/cuda/vec.cu", "+ 1.0f", "+ 1.5f"),
+     {("measurements/h200.jsonl", 1, "W705"), ("labs/A01/hip/vec.hip", 5, "E402")}),
+    ("path-unknown-module", lambda r: edit(r, "curriculum.yml", "goals: [A02]", "goals: [A09]"),
+     {("curriculum.yml", 3, "E802")}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_each_broken_rule_gives_its_diagnostic(course_dir, case):
+    name, mutate, expected, *mode = case
+    mutate(course_dir)
+    found = set(diagnose(course_dir))
+    if mode == ["subset"]:  # a changed id also orphans the module's labs and cards: those follow from it
+        assert expected <= found
+    else:
+        assert found == expected
+
+
+def test_all_errors_are_reported_in_one_run(course_dir):
+    for _, mutate, *_ in CASES[:5]:
+        mutate(course_dir)
+    codes = {code for _, _, code in diagnose(course_dir)}
+    assert {"E001", "E104"} <= codes  # a broken module.yml does not hide the other module's problem

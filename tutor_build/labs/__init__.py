@@ -1,0 +1,1 @@
+"""The lab runner: find labs, build, verify, benchmark, and compare CUDA with HIP counterparts."""

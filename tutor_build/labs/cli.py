@@ -1,0 +1,189 @@
+"""`tutor labs list|build|verify|bench|counterparts|sanitize`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..load import load_course
+from ..model import LAB_PATHS
+from . import runner
+from ..measurements import record_key
+from .counterparts import check_pairs, pairs
+from .toolchains import probe
+
+VENDORS = tuple(LAB_PATHS)
+
+
+class Progress:
+    """A one-line progress bar on a terminal; plain lines in a log."""
+
+    def __init__(self, total: int, verb: str) -> None:
+        self.total, self.verb, self.done = total, verb, 0
+        self.tty = sys.stderr.isatty()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        text = f"[{bar}] {self.done}/{self.total} {self.verb} {label}"
+        print(("\r" + text.ljust(100)) if self.tty else text, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tuple[Path, list[runner.LabTarget]]:
+    root = Path(args.root).resolve()
+    course, _ = load_course(root)
+    wanted = [args.vendor] if getattr(args, "vendor", None) else list(vendors)
+    found = [t for t in runner.targets(course, args.id) if t.vendor in wanted]
+    if args.id and not any(m.id == args.id for m in course.modules):
+        print(f"tutor labs: no module '{args.id}'", file=sys.stderr)
+    return root, found
+
+
+def _report(outcomes: list[runner.Outcome], verb: str) -> int:
+    failed = 0
+    for o in outcomes:
+        if o.skipped:
+            print(f"SKIP {o.target.name}: {o.skipped}")
+        elif o.ok:
+            print(f"ok   {o.target.name}")
+        else:
+            failed += 1
+            print(f"FAIL {o.target.name}\n{o.detail}")
+    print(f"{verb}: {sum(o.ok and not o.skipped for o in outcomes)} passed, {failed} failed, "
+          f"{sum(bool(o.skipped) for o in outcomes)} skipped")
+    return 1 if failed else 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    root, found = _select(args)
+    tools = probe()
+    for t in found:
+        can_build = tools.can_build(t.vendor) if t.vendor in ("cuda", "hip") else (True, "")
+        can_run = tools.can_run(t.vendor)
+        here = "run" if can_run[0] else ("build only" if can_build[0] else "nothing")
+        reason = "" if can_run[0] else f" ({can_run[1]})"
+        print(f"{t.name:40s} {t.source():45s} here: {here}{reason}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    root, found = _select(args, ("cuda", "hip"))
+    found = [t for t in found if t.vendor in ("cuda", "hip")]
+    tools = probe()
+    progress = Progress(len(found) * 2, "building")
+    outcomes = []
+    for t in found:
+        for exercise in (False, True):
+            progress.step(t.source(exercise))
+            o = runner.build(root, t, tools, exercise, cuda_arch=args.arch)
+            outcomes.append(o if o.ok or o.skipped else runner.Outcome(t, False, detail=f"{t.source(exercise)}:\n{o.detail}"))
+    progress.close()
+    return _report(outcomes, "build")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    root, found = _select(args)
+    tools = probe()
+    progress = Progress(len(found), "verifying")
+    outcomes = []
+    for t in found:
+        progress.step(t.source(args.exercise))
+        outcomes.append(runner.run(root, t, tools, exercise=args.exercise, quick=args.quick))
+    progress.close()
+    return _report(outcomes, "verify")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    root, found = _select(args)
+    tools = probe()
+    if not tools.gpu:
+        print("tutor labs bench: no GPU on this machine; benchmarks need one (verify runs without)", file=sys.stderr)
+        return 1
+    progress = Progress(len(found), "benchmarking")
+    outcomes, records = [], []
+    for t in found:
+        progress.step(t.source())
+        o = runner.run(root, t, tools, bench=True)
+        outcomes.append(o)
+        if o.ok and not o.skipped:
+            records += runner.records_from(root, t, o, tools)
+    progress.close()
+    if records:
+        slug = runner.gpu_slug(tools.gpu)
+        out = root / "measurements" / (f"{slug}.jsonl" if args.course else f"local/{slug}.jsonl")
+        runner.write_records(out, records)
+        print(f"wrote {len(records)} records to {out.relative_to(root)}")
+        for r in records:
+            pct = f" ({100 * r['value'] / r['ceiling']['value']:.0f}% of {r['ceiling']['name']})" if r["ceiling"].get("value") and r["unit"] == r["ceiling"].get("unit") else ""
+            print(f"  {record_key(r)}: {r['value']:.4g} {r['unit']}{pct}")
+    return _report(outcomes, "bench")
+
+
+def cmd_counterparts(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve()
+    mismatches = check_pairs(root, args.id)
+    for m in mismatches:
+        if m.reason == "has no HIP counterpart":
+            print(f"{m.cuda_path}:1: E402 has no HIP counterpart {m.hip_path}")
+        else:
+            print(f"{m.hip_path}:{m.line}: E402 {m.reason}\n  {m.cuda_path}:{m.line}: {m.cuda_line.strip()}\n  {m.hip_path}:{m.line}: {m.hip_line.strip()}")
+    print(f"counterparts: {len(pairs(root, args.id)) - len(mismatches)} passed, {len(mismatches)} failed")
+    return 1 if mismatches else 0
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    root, found = _select(args, ("cuda",))
+    found = [t for t in found if t.vendor == "cuda"]
+    tools = probe()
+    if not tools.nvidia_gpu or not shutil.which("compute-sanitizer"):
+        print("tutor labs sanitize: needs an NVIDIA GPU and compute-sanitizer", file=sys.stderr)
+        return 1
+    failed = 0
+    for t in found:
+        built = runner.build(root, t, tools, cuda_arch="native")
+        if not built.ok:
+            print(f"FAIL {t.name} (build)\n{built.detail}")
+            failed += 1
+            continue
+        for cmd in runner.sanitize_commands(t):
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=runner._env(root, t, tools))
+            summary = [line for line in done.stdout.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
+            status = "ok  " if done.returncode == 0 else "FAIL"
+            failed += done.returncode != 0
+            print(f"{status} {t.name} {cmd[2]}: {summary[-1].strip() if summary else done.stdout.strip()[-200:]}")
+    print(f"sanitize: {failed} failed")
+    return 1 if failed else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    labs = sub.add_parser("labs", help="build, verify and benchmark the labs")
+    labs_sub = labs.add_subparsers(dest="labs_command", required=True)
+
+    def add(name: str, func, help_text: str, vendor: bool = True) -> argparse.ArgumentParser:
+        p = labs_sub.add_parser(name, help=help_text)
+        p.add_argument("id", nargs="?", default=None, help="module id, e.g. A02 (default: every module)")
+        p.add_argument("--root", default=".", help="course root")
+        if vendor:
+            p.add_argument("--vendor", choices=VENDORS, default=None)
+        p.set_defaults(func=func)
+        return p
+
+    add("list", cmd_list, "every lab, its paths, and what this machine can do with each")
+    b = add("build", cmd_build, "compile CUDA (nvcc) and HIP (hipcc, AMD platform) labs")
+    b.add_argument("--arch", default="sm_90a", help="CUDA architecture for nvcc (default sm_90a)")
+    v = add("verify", cmd_verify, "run labs and check their results on fresh random inputs")
+    v.add_argument("--exercise", action="store_true", help="check your exercise instead of the worked solution")
+    v.add_argument("--quick", action="store_true", help="small sizes")
+    bench = add("bench", cmd_bench, "time labs on this GPU and record measurements")
+    bench.add_argument("--course", action="store_true", help="write the course's records (default: measurements/local/)")
+    add("counterparts", cmd_counterparts, "check HIP files mirror CUDA files line for line", vendor=False)
+    add("sanitize", cmd_sanitize, "compute-sanitizer memcheck and racecheck over the CUDA labs", vendor=False)

@@ -1,0 +1,206 @@
+"""Build, verify and benchmark labs. Each lab program checks itself and prints JSON lines; the
+runner compiles it, runs it, reads those lines, and turns measurements into records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..measurements import record_key, source_digest
+from ..model import LAB_PATHS, Course
+from .toolchains import Toolchains
+
+COMMON = {"cuda": "labs/common/cuda/tutor_lab.cuh", "hip": "labs/common/hip/tutor_lab.hip.h",
+          "triton": "labs/common/python/tutor_lab.py", "python": "labs/common/python/tutor_lab.py"}
+HIP_ARCHS = ("gfx90a", "gfx940")
+
+
+@dataclass(frozen=True)
+class LabTarget:
+    module: str
+    lab: str
+    vendor: str  # cuda | hip | triton | python
+
+    def source(self, exercise: bool = False) -> str:
+        suffix = "_exercise" if exercise else ""
+        return f"labs/{self.module}/{self.vendor}/{self.lab}{suffix}{LAB_PATHS[self.vendor]}"
+
+    def binary(self, exercise: bool = False) -> str:
+        suffix = "_exercise" if exercise else ""
+        ext = ".o" if self.vendor == "hip" else ""
+        return f"build/labs/{self.module}/{self.vendor}/{self.lab}{suffix}{ext}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}/{self.lab}/{self.vendor}"
+
+
+@dataclass
+class Outcome:
+    target: LabTarget
+    ok: bool
+    skipped: str = ""
+    detail: str = ""
+    events: list[dict] = field(default_factory=list)
+
+
+def targets(course: Course, module: str | None = None, vendor: str | None = None) -> list[LabTarget]:
+    found = []
+    for m in course.modules:
+        if module and m.id != module:
+            continue
+        for lab in m.labs:
+            for p in lab.paths:
+                if p in LAB_PATHS and (vendor is None or p == vendor):
+                    found.append(LabTarget(m.id, lab.name, p))
+    return found
+
+
+NVCC_LOCATION = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): ", re.MULTILINE)
+
+
+def _compiler_messages(text: str) -> str:
+    """nvcc says `file(41): error`; print `file:41: error` like every other tool here."""
+    return NVCC_LOCATION.sub(lambda m: f"{m.group('file')}:{m.group('line')}: ", text).strip()
+
+
+def build_command(target: LabTarget, exercise: bool, tools: Toolchains, cuda_arch: str) -> list[str]:
+    src, out = target.source(exercise), target.binary(exercise)
+    if target.vendor == "cuda":
+        return ["nvcc", "-O3", "-std=c++17", f"-arch={cuda_arch}", "-lineinfo", "-I", "labs/common/cuda", "-o", out, src]
+    if target.vendor == "hip":
+        archs = [f"--offload-arch={a}" for a in HIP_ARCHS]
+        if tools.amd_gpu:  # a real AMD GPU: link a program for this machine
+            return ["hipcc", "-O3", "-std=c++17", "--offload-arch=native", "-I", "labs/common/hip", "-o", out[:-2], src]
+        return ["hipcc", "-O3", "-std=c++17", *archs, "-I", "labs/common/hip", "-c", "-o", out, src]
+    raise ValueError(f"{target.vendor} labs are not compiled")
+
+
+def build(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = False, cuda_arch: str = "sm_90a") -> Outcome:
+    able, why = tools.can_build(target.vendor)
+    if not able:
+        return Outcome(target, True, skipped=why)
+    (root / target.binary(exercise)).parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, HIP_PLATFORM="amd") if target.vendor == "hip" else None
+    cmd = build_command(target, exercise, tools, cuda_arch)
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    messages = _compiler_messages(done.stdout + done.stderr)
+    return Outcome(target, done.returncode == 0, detail=messages)
+
+
+def _run_command(target: LabTarget, exercise: bool, extra: list[str], tools: Toolchains) -> list[str]:
+    if target.vendor in ("triton", "python"):
+        return [sys.executable, target.source(exercise), *extra]
+    binary = target.binary(exercise)
+    if target.vendor == "hip":
+        binary = binary[:-2]
+    return [f"./{binary}", *extra]
+
+
+def _env(root: Path, target: LabTarget, tools: Toolchains) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "labs/common/python"), env.get("PYTHONPATH", "")]))
+    env.setdefault("NCCL_NVLS_ENABLE", "0")  # never NVLink multicast
+    if target.vendor == "triton" and not tools.gpu:
+        env["TRITON_INTERPRET"] = "1"  # Triton's interpreter runs the kernels on CPU tensors
+    return env
+
+
+def parse_events(stdout: str) -> list[dict]:
+    events = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return events
+
+
+def run(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = False, bench: bool = False,
+        quick: bool = False, timeout: int = 900) -> Outcome:
+    able, why = tools.can_run(target.vendor)
+    if not able:
+        return Outcome(target, True, skipped=why)
+    if target.vendor in ("cuda", "hip"):
+        built = build(root, target, tools, exercise, cuda_arch="native" if tools.nvidia_gpu else "sm_90a")
+        if not built.ok:
+            return Outcome(target, False, detail=built.detail)
+    extra = (["--bench"] if bench else []) + (["--quick"] if quick or (target.vendor in ("triton", "python") and not tools.gpu) else [])
+    cmd = _run_command(target, exercise, extra, tools)
+    try:
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout, env=_env(root, target, tools))
+    except subprocess.TimeoutExpired:
+        return Outcome(target, False, detail=f"timed out after {timeout} s: {' '.join(cmd)}")
+    events = parse_events(done.stdout)
+    checks = [e for e in events if e.get("event") == "check"]
+    failed = [e for e in checks if not e.get("ok")]
+    ok = done.returncode == 0 and not failed and (bool(checks) or bench)
+    detail = ""
+    if not ok:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-15:]
+        first = f"first failing check: {json.dumps(failed[0])}\n" if failed else ""
+        no_checks = "" if checks or bench else "the lab printed no check lines\n"
+        detail = f"{first}{no_checks}exit status {done.returncode}\n" + "\n".join(tail)
+    return Outcome(target, ok, detail=detail, events=events)
+
+
+def runtime_description(vendor: str, tools: Toolchains) -> str:
+    if vendor in ("cuda", "hip"):
+        return tools.nvcc if vendor == "cuda" else tools.hipcc
+    code = ("import torch, sys; v = torch.version; "
+            "print(f'PyTorch {torch.__version__}' + (f', CUDA {v.cuda}' if v.cuda else '') + (f', HIP {v.hip}' if getattr(v, 'hip', None) else ''))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    return out + (f", Triton {tools.triton}" if vendor == "triton" and tools.triton else "")
+
+
+def records_from(root: Path, target: LabTarget, outcome: Outcome, tools: Toolchains, date: str | None = None) -> list[dict]:
+    """Measurement records for every `measure` line of a bench run."""
+    sources = [target.source(), COMMON[target.vendor]]
+    digest = source_digest(root, sources)
+    toolkit = runtime_description(target.vendor, tools)
+    date = date or dt.datetime.now(dt.timezone.utc).date().isoformat()
+    out = []
+    for e in outcome.events:
+        if e.get("event") != "measure":
+            continue
+        rec = {"module": target.module, "lab": target.lab, "variant": e["variant"], "vendor": target.vendor,
+               "gpu": tools.gpu or "CPU", "toolkit": toolkit, "date": date, "metric": e["metric"],
+               "value": e["value"], "unit": e["unit"], "ceiling": e["ceiling"],
+               "source": sources, "source_sha256": digest}
+        for extra in ("bytes", "flops", "ms", "size", "note"):
+            if extra in e:
+                rec[extra] = e[extra]
+        out.append(rec)
+    return out
+
+
+def write_records(path: Path, new: list[dict]) -> None:
+    """Replace records with the same key, keep the others; one JSON object per line, sorted by key."""
+    keep: dict[str, dict] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                keep[record_key(rec)] = rec
+    for rec in new:
+        keep[record_key(rec)] = rec
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(keep[k], sort_keys=True) + "\n" for k in sorted(keep)), encoding="utf-8")
+
+
+def gpu_slug(gpu: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", gpu.lower().replace("nvidia ", "")).strip("-") or "cpu"
+
+
+def sanitize_commands(target: LabTarget) -> list[list[str]]:
+    binary = f"./{target.binary()}"
+    return [["compute-sanitizer", "--tool", tool, "--error-exitcode", "1", binary, "--quick"]
+            for tool in ("memcheck", "racecheck")]

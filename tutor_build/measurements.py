@@ -1,0 +1,38 @@
+"""Measurement records: reading them for tests and pages, and hashing the sources they measured."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+
+def source_digest(root: Path, files: list[str] | tuple[str, ...]) -> str:
+    """sha256 over the measured files, in order; a missing file hashes as missing."""
+    digest = hashlib.sha256()
+    for name in files:
+        path = Path(root) / name
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def record_key(rec: dict[str, Any]) -> str:
+    return "/".join(str(rec.get(k)) for k in ("module", "lab", "variant", "vendor"))
+
+
+def records(root: Path | str, local: bool = False) -> dict[str, dict[str, Any]]:
+    """key -> the newest record for it (course records, or local ones with local=True)."""
+    folder = Path(root) / "measurements"
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("local/*.jsonl" if local else "*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            key = record_key(rec)
+            if key not in found or str(rec.get("date")) >= str(found[key].get("date")):
+                found[key] = rec
+    return found

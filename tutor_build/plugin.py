@@ -1,0 +1,111 @@
+"""The MkDocs plugin: a thin adapter. Load and check in on_config, add generated pages in on_files,
+turn TeX into MathML in on_page_content. The work happens in load, checks and render."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from mkdocs.config import config_options as c
+from mkdocs.config.base import Config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+
+from .checks import run_all
+from .diagnostics import ERROR, WARNING
+from .load import load_course
+from .render.citations import Numberer
+from .render.math import tex_to_mathml
+from .render.measured import Filler
+from .render.pages import Site, render_site
+
+log = logging.getLogger("mkdocs.plugins.tutor")
+WATCHED = ("modules", "labs", "cards", "sheets", "measurements", "references.yml", "curriculum.yml")
+
+
+def build_nav(course, docs_dir: Path) -> list:
+    """Home, curriculum, one section per track (its page, then its modules), the learner tools, reference."""
+    def present(entries: list[tuple[str, str]]) -> list[dict]:
+        return [{title: path} for title, path in entries if (docs_dir / path).is_file()]
+
+    tracks = []
+    for track, title in course.tracks.items():
+        mods = [m for m in course.modules if m.track == track]
+        if mods:
+            tracks.append({f"{track}: {title}": [f"tracks/{track}.md"] + [{f"{m.id} {m.title}": m.page_path} for m in mods]})
+    tools = present([("Study planner", "planner/index.md"), ("Recall cards", "cards/index.md"),
+                     ("Concept players", "players/index.md")])
+    tools += [{"Reference sheets": "sheets/index.md"}]
+    reference = present([("Setup", "SETUP.md"), ("Writing a module", "AUTHORING.md")]) + [{"Bibliography": "references.md"}]
+    return [{"Home": "index.md"}, {"Curriculum": "curriculum.md"}, {"Tracks": tracks}, {"Tools": tools},
+            {"Reference": reference}]
+
+
+class TutorConfig(Config):
+    enabled = c.Type(bool, default=True)
+    root = c.Type(str, default=".")
+
+
+class TutorPlugin(BasePlugin[TutorConfig]):
+    def __init__(self) -> None:
+        self.site: Site | None = None
+        self.course = None
+
+    def _root(self, config: MkDocsConfig) -> Path:
+        return (Path(config.config_file_path).parent / self.config.root).resolve()
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if not self.config.enabled:
+            return None
+        course, load_diags = load_course(self._root(config))
+        diags = run_all(course, load_diags)
+        errors = [d for d in diags if d.severity == ERROR]
+        if errors:
+            listing = "\n".join(d.format() for d in errors)
+            raise PluginError(f"the course has {len(errors)} contract error(s):\n{listing}")
+        for d in diags:
+            if d.severity == WARNING:
+                log.warning(d.format())
+        self.course = course
+        docs = Path(config.docs_dir)
+        self.site = render_site(course, {p.relative_to(docs).as_posix() for p in docs.rglob("*.md")})
+        if config.nav is None:
+            config.nav = build_nav(course, Path(config.docs_dir))
+        return config
+
+    @event_priority(-100)
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
+        if not self.site:
+            return files
+        for path, content in {**self.site.pages, **self.site.assets}.items():
+            existing = files.get_file_from_path(path)
+            if existing is not None:
+                files.remove(existing)
+            files.append(File.generated(config, path, content=content))
+        return files
+
+    def on_page_markdown(self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        """Hand-written pages (players, setup) may cite sources and quote measurements too."""
+        if not self.site or page.file.src_uri in self.site.pages:
+            return markdown
+        depth = page.file.src_uri.count("/")
+        numberer = Numberer(dict(self.course.references), target="../" * depth + "references.md#ref-{key}")
+        filler = Filler(self.course, page.file.src_uri)
+        markdown = numberer.replace(filler.fill(markdown, asset_prefix="../" * depth))
+        for path, svg in filler.plots.items():
+            if files.get_file_from_path(path) is None:
+                files.append(File.generated(config, path, content=svg))
+        return markdown
+
+    def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        return tex_to_mathml(html)
+
+    def on_serve(self, server, /, *, config: MkDocsConfig, builder):  # noqa: ANN001 - livereload types
+        root = self._root(config)
+        for name in WATCHED:
+            if (root / name).exists():
+                server.watch(str(root / name))
+        return server

@@ -1,0 +1,123 @@
+"""Fill measurement placeholders and draw plots from the records (never from typed numbers)."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+from ..mdscan import PLACEHOLDER, split_args
+from ..model import Course, Measurement
+
+
+def fmt_value(value: float, unit: str) -> str:
+    if abs(value) >= 100:
+        text = f"{value:,.0f}"
+    elif abs(value) >= 10:
+        text = f"{value:.1f}"
+    elif abs(value) >= 1:
+        text = f"{value:.2f}"
+    else:
+        text = f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def describe(m: Measurement) -> str:
+    """value, % of the ceiling measured in the same run, GPU, toolkit and date."""
+    pct = m.percent_of_ceiling
+    share = f", {pct:.0f}% of the {fmt_value(m.ceiling_value, m.ceiling_unit)} {m.ceiling_name}" if pct is not None else ""
+    return f"**{fmt_value(m.value, m.unit)}**{share} (measured on {m.gpu}, {m.toolkit}, {m.date})"
+
+
+@dataclass
+class Filler:
+    """Replaces placeholders in one page; collects the plots it asked for."""
+
+    course: Course
+    page_slug: str
+    plots: dict[str, str] = field(default_factory=dict)  # asset path -> SVG
+
+    def _get(self, key: str) -> Measurement:
+        rec = self.course.measured(key)
+        if rec is None:  # the checks report unknown keys; the page shows the problem plainly
+            raise KeyError(key)
+        return rec
+
+    def _local_note(self, key: str) -> str:
+        mine = self.course.measured(key, local=True)
+        return f" · your GPU: {fmt_value(mine.value, mine.unit)} on {mine.gpu}" if mine else ""
+
+    def call(self, func: str, args: tuple[str, ...], asset_prefix: str) -> str:
+        if func == "measured":
+            return describe(self._get(args[0])) + self._local_note(args[0])
+        if func == "value":
+            rec = self._get(args[0])
+            return fmt_value(rec.value, rec.unit)
+        if func == "ceiling":
+            rec = self._get(args[0])
+            return f"{fmt_value(rec.ceiling_value, rec.ceiling_unit)} ({rec.ceiling_name})"
+        if func == "ratio":
+            a, b = self._get(args[0]), self._get(args[1])
+            return f"{a.value / b.value:.1f}×"
+        if func == "share":
+            a, b = self._get(args[0]), self._get(args[1])
+            pct = 100 * a.value / b.value
+            return f"{pct:.2f}%" if pct < 1 else f"{pct:.1f}%"
+        if func == "plot":
+            name = re.sub(r"[^A-Za-z0-9]+", "-", args[0]).strip("-").lower()
+            asset = f"assets/generated/plots/{name}.svg"
+            self.plots[asset] = bar_chart(self.course, args[0])
+            return f"![Measured {args[0]} against its ceiling]({asset_prefix}{asset}){{ .tutor-plot }}"
+        return "{{ " + func + "(" + ", ".join(args) + ") }}"
+
+    def fill(self, text: str, asset_prefix: str) -> str:
+        def replace(m: re.Match) -> str:
+            try:
+                return self.call(m.group("func"), split_args(m.group("args")), asset_prefix)
+            except (KeyError, IndexError, ZeroDivisionError):
+                return f"`[no measurement: {m.group('args')}]`"
+
+        return _outside_code(text, lambda chunk: PLACEHOLDER.sub(replace, chunk))
+
+
+def _outside_code(text: str, func) -> str:
+    """Apply func to the text outside fenced code blocks."""
+    parts = re.split(r"(^\s*(?:```|~~~)[^\n]*\n.*?^\s*(?:```|~~~)\s*$)", text, flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if i % 2 else func(part) for i, part in enumerate(parts))
+
+
+def bar_chart(course: Course, prefix: str) -> str:
+    """Horizontal bars of every course record under a key prefix, each beside its own ceiling."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    recs = sorted((m for m in course.measurements if not m.local and m.key.startswith(prefix)), key=lambda m: m.key)
+    labels = [m.key[len(prefix):].strip("/") or m.key for m in recs]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(recs) + 1.4))
+    values = [m.value for m in recs]
+    bars = ax.barh(range(len(recs)), values, color="#4f7cba")
+    ceilings = {(m.ceiling_name, m.ceiling_unit): m.ceiling_value for m in recs if m.unit == m.ceiling_unit and m.ceiling_value}
+    for (name, unit), value in ceilings.items():
+        ax.axvline(value, color="#c0392b", linestyle="--", linewidth=1.2)
+        ax.text(value, len(recs) - 0.4, f" {name}: {fmt_value(value, unit)}", color="#c0392b", fontsize=8, va="bottom")
+    for bar, m in zip(bars, recs):
+        pct = m.percent_of_ceiling
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
+                f" {fmt_value(m.value, m.unit)}" + (f" ({pct:.0f}%)" if pct is not None else ""), va="center", fontsize=8)
+    ax.set_yticks(range(len(recs)), labels, fontsize=8)
+    ax.invert_yaxis()
+    units = sorted({m.unit for m in recs})
+    ax.set_xlabel(", ".join(units))
+    gpus = sorted({m.gpu for m in recs})
+    ax.set_title(f"{prefix} — {', '.join(gpus)}", fontsize=9)
+    ax.set_xlim(0, max(values + list(ceilings.values()) + [1e-9]) * 1.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    buf = io.StringIO()
+    plt.rcParams["svg.hashsalt"] = "tutor"  # stable ids: the same records give the same SVG
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,4 +1,3 @@
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -8,18 +7,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fakecourse import make_course  # noqa: E402
-
-REQUIRE_ALL = os.environ.get("TUTOR_REQUIRE_ALL") == "1"
-
-
-def need(condition: bool, reason: str) -> None:
-    """Skip with the reason on a learner's machine; fail in CI, where every toolchain is required."""
-    if condition:
-        return
-    if REQUIRE_ALL:
-        pytest.fail(f"required in CI (TUTOR_REQUIRE_ALL=1): {reason}")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="session")
 def pristine_course(tmp_path_factory) -> Path:

@@ -127,6 +127,8 @@ CASES = [
      {("measurements/broken.jsonl", 1, "E701")}),
     ("stale-record", lambda r: edit(r, "labs/A01/cuda/vec.cu", "+ 1.0f", "+ 1.5f"),
      {("measurements/h200.jsonl", 1, "W705"), ("labs/A01/hip/vec.hip", 5, "E402")}),
+    ("record-beats-its-ceiling", lambda r: edit(r, "measurements/h200.jsonl", '"value": 3000.0', '"value": 4300.0'),
+     {("measurements/h200.jsonl", 1, "W706")}),
     ("path-unknown-module", lambda r: edit(r, "curriculum.yml", "goals: [A02]", "goals: [A09]"),
      {("curriculum.yml", 3, "E802")}),
 ]

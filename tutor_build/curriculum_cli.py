@@ -31,7 +31,7 @@ def cmd_cards_export(args: argparse.Namespace) -> int:
     from .anki import export_anki
 
     course, _ = load_course(Path(args.root).resolve())
-    export_anki(course.cards, course.modules, course.references, Path(args.anki))
+    export_anki(course.cards, course.modules, course.references, Path(args.anki), tracks=course.tracks)
     print(f"wrote {len(course.cards)} cards to {args.anki}")
     return 0
 

@@ -10,7 +10,7 @@ from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
@@ -18,7 +18,9 @@ from .checks import run_all
 from .diagnostics import ERROR, WARNING
 from .load import load_course
 from .render.citations import Numberer
+from .render import highlight_cache
 from .render.math import tex_to_mathml
+from .render.searchtext import plain_code
 from .render.measured import Filler
 from .render.pages import Site, render_site
 
@@ -47,6 +49,7 @@ def build_nav(course, docs_dir: Path) -> list:
 class TutorConfig(Config):
     enabled = c.Type(bool, default=True)
     root = c.Type(str, default=".")
+    highlight_cache = c.Type(bool, default=True)
 
 
 class TutorPlugin(BasePlugin[TutorConfig]):
@@ -102,6 +105,22 @@ class TutorPlugin(BasePlugin[TutorConfig]):
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
         return tex_to_mathml(html)
+
+    # The search plugin parses every page's HTML tag by tag; highlighted code is a tag per token, most of the
+    # build's time. It indexes only text, so hand it the page with the highlighting spans removed, then put
+    # the highlighted page back for the theme.
+    @event_priority(100)
+    def _code_as_plain_text_for_search(self, context, /, *, page: Page, config: MkDocsConfig, nav):  # noqa: ANN001
+        page.tutor_highlighted = page.content
+        page.content = plain_code(page.content or "")
+        return context
+
+    @event_priority(-100)
+    def _highlighted_code_for_the_theme(self, context, /, *, page: Page, config: MkDocsConfig, nav):  # noqa: ANN001
+        page.content = getattr(page, "tutor_highlighted", page.content)
+        return context
+
+    on_page_context = CombinedEvent(_code_as_plain_text_for_search, _highlighted_code_for_the_theme)
 
     def on_serve(self, server, /, *, config: MkDocsConfig, builder):  # noqa: ANN001 - livereload types
         root = self._root(config)

@@ -42,7 +42,8 @@ def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tup
     root = Path(args.root).resolve()
     course, _ = load_course(root)
     wanted = [args.vendor] if getattr(args, "vendor", None) else list(vendors)
-    found = [t for t in runner.targets(course, args.id) if t.vendor in wanted]
+    found = [t for t in runner.targets(course, args.id) if t.vendor in wanted
+             and (not getattr(args, "lab", None) or t.lab == args.lab)]
     if args.id and not any(m.id == args.id for m in course.modules):
         print(f"tutor labs: no module '{args.id}'", file=sys.stderr)
     return root, found
@@ -174,6 +175,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--root", default=".", help="course root")
         if vendor:
             p.add_argument("--vendor", choices=VENDORS, default=None)
+            p.add_argument("--lab", default=None, help="one lab of the module, e.g. transpose")
         p.set_defaults(func=func)
         return p
 

@@ -1,0 +1,102 @@
+// A01 timeline: the whole life of a first GPU program, timed phase by phase.
+// A beginner's vector add: create the context, allocate, copy in from ordinary (pageable)
+// host memory, run the kernel, copy back, free. Each phase is timed with the host's wall
+// clock; the kernel is also timed alone with device events. Compare the kernel with the total.
+//   build: nvcc -O3 -std=c++17 -arch=sm_90a -I labs/common/cuda labs/A01/cuda/timeline.cu -o timeline  // vendor-specific
+//   run:   ./timeline [--n 1048576]   prints the phases and checks the result
+//          ./timeline --bench         one measure line per phase
+#include "tutor_lab.cuh"  // vendor-specific
+
+__global__ void vector_add(const float* a, const float* b, float* c, size_t n) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+constexpr int kBlock = 256;
+
+void launch(const float* a, const float* b, float* c, size_t n) {
+  unsigned grid = (unsigned)((n + kBlock - 1) / kBlock);
+  vector_add<<<grid, kBlock>>>(a, b, c, n);
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds of wall-clock time since t0.
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+int main(int argc, char** argv) {
+  tutor::Args args = tutor::parse_args(argc, argv);
+  const size_t n = (size_t)tutor::arg_int(args, "--n", 1 << 20);
+  const size_t bytes = n * sizeof(float);
+
+  // Host inputs, prepared before the clock starts: a CPU-only program would need them too.
+  std::vector<float> a(n), b(n), c(n);
+  tutor::fill_random(a, args.seed);
+  tutor::fill_random(b, args.seed);
+
+  // Every phase ends with the device idle, so each time belongs to that phase alone.
+  const Clock::time_point start = Clock::now();
+  Clock::time_point t = Clock::now();
+  TUTOR_CHECK(cudaFree(0));  // the first runtime call creates the context on the device
+  const double t_context = ms_since(t);
+
+  t = Clock::now();
+  float *da, *db, *dc;
+  TUTOR_CHECK(cudaMalloc(&da, bytes));
+  TUTOR_CHECK(cudaMalloc(&db, bytes));
+  TUTOR_CHECK(cudaMalloc(&dc, bytes));
+  const double t_alloc = ms_since(t);
+
+  t = Clock::now();  // pageable memory: the runtime stages it through a pinned buffer
+  TUTOR_CHECK(cudaMemcpy(da, a.data(), bytes, cudaMemcpyHostToDevice));
+  TUTOR_CHECK(cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice));
+  const double t_h2d = ms_since(t);
+
+  t = Clock::now();
+  launch(da, db, dc, n);
+  TUTOR_CHECK(cudaGetLastError());
+  TUTOR_CHECK(cudaDeviceSynchronize());  // a launch returns at once: wait for the kernel to end
+  const double t_kernel = ms_since(t);
+
+  t = Clock::now();
+  TUTOR_CHECK(cudaMemcpy(c.data(), dc, bytes, cudaMemcpyDeviceToHost));
+  const double t_d2h = ms_since(t);
+
+  t = Clock::now();
+  TUTOR_CHECK(cudaFree(da));
+  TUTOR_CHECK(cudaFree(db));
+  TUTOR_CHECK(cudaFree(dc));
+  const double t_free = ms_since(t);
+  const double t_total = ms_since(start);
+
+  // The check: bit-identical to the CPU's additions.
+  std::vector<float> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = a[i] + b[i];
+  tutor::check_close("timeline", "result", std::to_string(n), c.data(), ref.data(), n, args.seed);
+
+  // The kernel alone, as a profiler would report it: warm launches between device events.
+  TUTOR_CHECK(cudaMalloc(&da, bytes));
+  TUTOR_CHECK(cudaMalloc(&db, bytes));
+  TUTOR_CHECK(cudaMalloc(&dc, bytes));
+  const double t_events = tutor::median_ms([&] { launch(da, db, dc, n); });
+  TUTOR_CHECK(cudaFree(da));
+  TUTOR_CHECK(cudaFree(db));
+  TUTOR_CHECK(cudaFree(dc));
+
+  struct Phase {
+    const char* name;
+    double ms;
+  };
+  const Phase phases[] = {{"context", t_context}, {"alloc", t_alloc}, {"h2d", t_h2d},
+                          {"kernel", t_kernel},   {"kernel_events", t_events},
+                          {"d2h", t_d2h},         {"free", t_free}, {"total", t_total}};
+  const tutor::Ceiling total = {"program total", t_total, "ms"};
+  for (const Phase& p : phases) {
+    std::fprintf(stderr, "%-14s %10.3f ms  %6.2f%% of the total\n", p.name, p.ms,
+                 100.0 * p.ms / t_total);
+    if (args.bench) tutor::measure("timeline", p.name, "time", p.ms, "ms", total);
+  }
+  return tutor::finish("timeline");
+}

@@ -1,0 +1,112 @@
+"""A01 timeline in Triton, exercise: write the kernel and time it honestly (solution: timeline.py).
+
+A beginner's vector add: start the GPU runtime, allocate, copy in from ordinary (pageable)
+host memory, run the kernel, copy back, free. Each phase is timed with the host's wall clock;
+the kernel is also timed alone with device events. Compare the kernel with the total.
+The first launch of a Triton kernel also compiles it (or loads it from Triton's cache):
+that time belongs to the program, and it lands in the kernel phase.
+
+    python labs/A01/triton/timeline_exercise.py [--n 1048576]   prints the phases, checks the result
+    python labs/A01/triton/timeline_exercise.py --bench          one measure line per phase
+"""
+
+import pathlib
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "common" / "python"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+import tutor_lab  # noqa: E402
+from tutor_lab import DEVICE, sync  # noqa: E402
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    # TODO 1: offsets of this program's BLOCK elements, a mask for the end, c = a + b.
+    #         Until then the check fails.
+    pass
+
+
+BLOCK = 1024
+
+
+def add(a, b, c):
+    add_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, c, a.numel(), BLOCK=BLOCK)
+
+
+def ms_since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1e3
+
+
+def main() -> int:
+    args = tutor_lab.parse_args(extra=lambda p: p.add_argument("--n", type=int, default=None))
+    n = args.n or (4099 if args.quick else 1 << 20)
+
+    # Host inputs, prepared before the clock starts: a CPU-only program would need them too.
+    gen = torch.Generator().manual_seed(args.seed)
+    a = torch.rand(n, generator=gen) * 2 - 1
+    b = torch.rand(n, generator=gen) * 2 - 1
+
+    # Every phase ends with the device idle, so each time belongs to that phase alone.
+    start = time.perf_counter()
+    t = time.perf_counter()
+    if DEVICE == "cuda":
+        torch.cuda.init()  # start the runtime: this creates the context on the device
+    torch.empty(1, device=DEVICE)  # the first allocation
+    sync()
+    t_context = ms_since(t)
+
+    t = time.perf_counter()
+    da = torch.empty(n, device=DEVICE)
+    db = torch.empty(n, device=DEVICE)
+    dc = torch.empty(n, device=DEVICE)
+    sync()
+    t_alloc = ms_since(t)
+
+    t = time.perf_counter()  # pageable memory: the runtime stages it through a pinned buffer
+    da.copy_(a)
+    db.copy_(b)
+    sync()
+    t_h2d = ms_since(t)
+
+    t = time.perf_counter()
+    add(da, db, dc)
+    # TODO 2: a launch returns before the kernel has run. Wait for the device here (sync()),
+    #         or this clock measures only the launch. Compare with kernel_events.
+    t_kernel = ms_since(t)
+
+    t = time.perf_counter()
+    c = dc.cpu()
+    t_d2h = ms_since(t)
+
+    t = time.perf_counter()
+    del da, db, dc
+    if DEVICE == "cuda":
+        torch.cuda.empty_cache()  # PyTorch keeps freed blocks; this hands them back to the driver
+    sync()
+    t_free = ms_since(t)
+    t_total = ms_since(start)
+
+    # The check: bit-identical to the CPU's additions.
+    tutor_lab.check("timeline", "result", str(n), c, a + b, args.seed)
+
+    # The kernel alone, as a profiler would report it: warm launches between device events.
+    da, db, dc = a.to(DEVICE), b.to(DEVICE), torch.empty(n, device=DEVICE)
+    t_events = tutor_lab.median_ms(lambda: add(da, db, dc))
+
+    phases = {"context": t_context, "alloc": t_alloc, "h2d": t_h2d, "kernel": t_kernel,
+              "kernel_events": t_events, "d2h": t_d2h, "free": t_free, "total": t_total}
+    total = {"name": "program total", "value": t_total, "unit": "ms"}
+    for name, ms in phases.items():
+        print(f"{name:<14} {ms:10.3f} ms  {100 * ms / t_total:6.2f}% of the total", file=sys.stderr)
+        if args.bench:
+            tutor_lab.measure("timeline", name, "time", ms, "ms", total)
+    return tutor_lab.finish("timeline")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+// A02 transpose, exercise: write the five kernels. The worked solution is transpose.cu.
+// out = in^T, where in is an M x N row-major float32 matrix and out is N x M.
+// Five kernels, the same arithmetic (none at all), five memory access patterns.
+// "Warp" below means NVIDIA's 32 lanes; AMD's wavefront has 64 (tutor::kWarpSize).
+//   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/A02/hip/transpose_exercise.hip -o transpose  // vendor-specific
+//   run:   ./transpose            checks every variant on odd sizes against the CPU
+//          ./transpose --bench    GB/s of each variant on 16384 x 16384 (--m, --n to change)
+#include "tutor_lab.hip.h"  // vendor-specific
+
+// ---------------------------------------------------------------- naive kernels
+// One thread per element; blocks of (one warp) x (256 / warp) threads.
+constexpr int kNaiveX = tutor::kWarpSize;
+constexpr int kNaiveY = 256 / tutor::kWarpSize;
+
+// naive_row: the threads of a warp take neighbouring columns j of one row i.
+// Reads in[i][j..] are coalesced; writes out[j][i] land M floats apart (strided).
+__global__ void naive_row(const float* in, float* out, int M, int N) {
+  // TODO: j = column of in (from the x indices), i = row of in (from the y indices);
+  //       if both are in range, out[j][i] = in[i][j]. Row-major: in[i][j] is in[(size_t)i * N + j],
+  //       out[j][i] is out[(size_t)j * M + i].
+}
+
+// naive_col: the threads of a warp take neighbouring rows i of one column j.
+// Reads are strided; writes out[j][i..] are coalesced.
+__global__ void naive_col(const float* in, float* out, int M, int N) {
+  // TODO: the same copy, but x now runs over i (rows of in) and y over j.
+  //       Which of the two accesses is coalesced now?
+}
+
+// ---------------------------------------------------------------- shared-memory tiles
+// A 32 x 8 block stages a 32 x 32 tile through shared memory: it reads rows of `in` and
+// writes rows of `out`, so both global accesses are coalesced. Each thread moves 4 elements.
+constexpr int kTile = 32;
+constexpr int kRows = 8;
+
+// tiled: the write phase reads a column of the tile. Row pitch 32 floats = 128 bytes, so the
+// 32 floats of a column all sit in the same one of the 32 four-byte banks: a 32-way conflict.
+__global__ void tiled(const float* in, float* out, int M, int N) {
+  // TODO 0: declare the tile: __shared__ float tile[kTile][kTile];
+  // TODO 1: the tile's corner: c0 = blockIdx.x * kTile (columns of in), r0 = blockIdx.y * kTile.
+  // TODO 2: for k = threadIdx.y, threadIdx.y + kRows, ... < kTile: copy in[r0 + k][c0 + threadIdx.x]
+  //         into tile[k][threadIdx.x] (skip elements outside the matrix).
+  // TODO 3: __syncthreads(): every thread must finish writing the tile before any reads it.
+  // TODO 4: for the same k: write out[c0 + k][r0 + threadIdx.x] = tile[threadIdx.x][k],
+  //         only where c0 + k < N and r0 + threadIdx.x < M (the edges of the matrix).
+  //         Consecutive threads now write consecutive addresses of out.
+}
+
+// tiled_padded: the same kernel with one extra float per tile row. Pitch 33 puts element
+// [x][k] in bank (x + k) % 32, so the 32 floats of a column fall in 32 different banks.
+__global__ void tiled_padded(const float* in, float* out, int M, int N) {
+  // TODO: the same kernel as `tiled`, with the tile declared one float wider per row.
+  //       Work out which bank tile[x][k] falls in for x = 0..31 with 32 and with 33 floats per row.
+}
+
+// ---------------------------------------------------------------- best
+// 64 x 64 tiles, 256 threads as an 8 x 32 block, 16-byte (float4) loads and stores.
+// Each thread issues all four of its loads before it waits for any, so more bytes are in
+// flight per thread. A warp covers 4 rows x 8 float4 = four whole 128-byte lines, and with
+// the pitch of 65 floats both shared-memory phases are conflict-free: element [r][c] is in
+// bank (r + c) % 32, and a warp's 32 lanes take 4 consecutive r and, for each part q of a
+// float4, c = 4 * (8 consecutive) + q: 32 different banks.
+// A row whose length is not a multiple of 4 is not 16-byte aligned, and a tile's ragged
+// edge has fewer than 4 elements: both fall back to scalar accesses.
+// The grid runs blockIdx.x down the rows of `in`, so blocks launched one after another write
+// neighbouring stretches of the same rows of `out`; on an H200 this order measured faster
+// than the one the tiled kernels use.
+constexpr int kBest = 64;    // tile side
+constexpr int kBestX = 8;    // threads across a tile row, one float4 each
+constexpr int kBestY = 32;   // threads down the tile
+[[maybe_unused]] constexpr int kVecX = kBest / 4 / kBestX;  // float4 per thread across
+[[maybe_unused]] constexpr int kVecY = kBest / kBestY;      // rows per thread down
+
+__global__ void __launch_bounds__(kBestX * kBestY) best(const float* in, float* out, int M, int N) {
+  // TODO (stretch): start from tiled_padded and make each thread move more bytes at once.
+  //   1. A 64 x 64 tile, pitch kBest + 1; the block is kBestX x kBestY = 8 x 32 threads.
+  //      Mind the grid order (see launch): r0 = blockIdx.x * kBest, c0 = blockIdx.y * kBest.
+  //   2. Load phase: thread (x, y) loads float4s number x and x + 8 of rows y and y + 32 of the
+  //      tile (kVecY x kVecX of them), all four before storing any into shared memory.
+  //      A float4 load needs a 16-byte aligned address: only when N % 4 == 0 and all four
+  //      columns are inside the matrix; otherwise load the (up to) four floats one by one.
+  //   3. __syncthreads(), then the store phase, for a, b in {0, 1}: the float4 for
+  //      out[c0 + y + 32a][r0 + 4(x + 8b) .. + 3] is tile[4(x + 8b) .. + 3][y + 32a];
+  //      store it whole when M % 4 == 0 and it fits, else one by one.
+}
+
+// ---------------------------------------------------------------- driver
+const char* const kVariants[] = {"naive_row", "naive_col", "tiled", "tiled_padded", "best"};
+
+unsigned blocks(int n, int per_block) { return (unsigned)((n + per_block - 1) / per_block); }
+
+void launch(const std::string& v, const float* in, float* out, int M, int N) {
+  if (v == "naive_row")
+    naive_row<<<dim3(blocks(N, kNaiveX), blocks(M, kNaiveY)), dim3(kNaiveX, kNaiveY)>>>(in, out, M, N);
+  else if (v == "naive_col")
+    naive_col<<<dim3(blocks(M, kNaiveX), blocks(N, kNaiveY)), dim3(kNaiveX, kNaiveY)>>>(in, out, M, N);
+  else if (v == "tiled")
+    tiled<<<dim3(blocks(N, kTile), blocks(M, kTile)), dim3(kTile, kRows)>>>(in, out, M, N);
+  else if (v == "tiled_padded")
+    tiled_padded<<<dim3(blocks(N, kTile), blocks(M, kTile)), dim3(kTile, kRows)>>>(in, out, M, N);
+  else
+    best<<<dim3(blocks(M, kBest), blocks(N, kBest)), dim3(kBestX, kBestY)>>>(in, out, M, N);
+}
+
+// Every variant on one fresh random M x N matrix, output poisoned first; exact equality.
+void verify(int M, int N, uint64_t seed) {
+  const size_t count = (size_t)M * N, bytes = count * sizeof(float);
+  std::vector<float> in(count), out(count), ref(count);
+  tutor::fill_random(in, seed);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) ref[(size_t)j * M + i] = in[(size_t)i * N + j];
+  float *din, *dout;
+  TUTOR_CHECK(hipMalloc(&din, bytes));
+  TUTOR_CHECK(hipMalloc(&dout, bytes));
+  TUTOR_CHECK(hipMemcpy(din, in.data(), bytes, hipMemcpyHostToDevice));
+  const std::string size = std::to_string(M) + "x" + std::to_string(N);
+  for (const char* v : kVariants) {
+    tutor::poison(dout, bytes);
+    launch(v, din, dout, M, N);
+    TUTOR_CHECK_LAUNCH();
+    TUTOR_CHECK(hipMemcpy(out.data(), dout, bytes, hipMemcpyDeviceToHost));
+    tutor::check_close("transpose", v, size, out.data(), ref.data(), count, seed);
+  }
+  TUTOR_CHECK(hipFree(din));
+  TUTOR_CHECK(hipFree(dout));
+}
+
+// GB/s of every variant: each element is read once and written once (8 bytes).
+void bench(int M, int N) {
+  const size_t bytes = (size_t)M * N * sizeof(float);
+  float *din, *dout;
+  TUTOR_CHECK(hipMalloc(&din, bytes));
+  TUTOR_CHECK(hipMalloc(&dout, bytes));
+  TUTOR_CHECK(hipMemset(din, 0, bytes));  // the values do not change the speed of a copy
+  const tutor::Ceiling ceiling = tutor::copy_ceiling(bytes);
+  for (const char* v : kVariants) {
+    float ms = tutor::median_ms([&] { launch(v, din, dout, M, N); });
+    tutor::measure("transpose", v, "bandwidth", tutor::gbps(2.0 * bytes, ms), "GB/s", ceiling,
+                   2.0 * bytes, ms);
+  }
+  TUTOR_CHECK(hipFree(din));
+  TUTOR_CHECK(hipFree(dout));
+}
+
+int main(int argc, char** argv) {
+  tutor::Args args = tutor::parse_args(argc, argv);
+  std::vector<std::pair<int, int>> sizes = {{1, 1},       {33, 65},    {1000, 777}, {4097, 1023},
+                                            {1024, 2048}, {68, 4100},  {12, 37},    {37, 12}};
+  if (args.quick) sizes = {{1, 1}, {33, 65}, {68, 100}, {257, 130}};
+  for (auto [M, N] : sizes) verify(M, N, args.seed);
+  if (args.bench)
+    bench((int)tutor::arg_int(args, "--m", 16384), (int)tutor::arg_int(args, "--n", 16384));
+  return tutor::finish("transpose");
+}

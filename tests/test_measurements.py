@@ -1,0 +1,60 @@
+"""Measurement records: the runner's records, staleness, placeholders and plots."""
+
+from __future__ import annotations
+
+import json
+
+from tutor_build.labs.runner import LabTarget, Outcome, records_from, write_records
+from tutor_build.labs.toolchains import Toolchains
+from tutor_build.load import load_course
+from tutor_build.measurements import records, source_digest
+from tutor_build.render.measured import Filler
+
+TOOLS = Toolchains(nvcc="CUDA 13.0", hipcc="", nvidia_gpu="NVIDIA H200", amd_gpu="", torch="", triton="")
+
+
+def test_bench_lines_become_records_with_the_source_hash(course_dir):
+    target = LabTarget("A01", "vec", "cuda")
+    outcome = Outcome(target, True, events=[
+        {"event": "check", "ok": True},
+        {"event": "measure", "lab": "vec", "variant": "wide", "metric": "bandwidth", "value": 3900.0, "unit": "GB/s",
+         "ceiling": {"name": "device-to-device copy", "value": 4100.0, "unit": "GB/s"}, "bytes": 1e9}])
+    recs = records_from(course_dir, target, outcome, TOOLS, date="2026-11-29")
+    assert len(recs) == 1
+    rec = recs[0]
+    assert rec["gpu"] == "NVIDIA H200" and rec["toolkit"] == "CUDA 13.0" and rec["bytes"] == 1e9
+    assert rec["source"] == ["labs/A01/cuda/vec.cu", "labs/common/cuda/tutor_lab.cuh"]
+    assert rec["source_sha256"] == source_digest(course_dir, rec["source"])
+    out = course_dir / "measurements" / "h200.jsonl"
+    write_records(out, recs)
+    write_records(out, recs)  # re-running replaces, never duplicates
+    assert sum("A01" in line and '"wide"' in line for line in out.read_text().splitlines()) == 1
+    assert records(course_dir)["A01/vec/wide/cuda"]["value"] == 3900.0
+
+
+def test_placeholders_quote_records_and_local_results(course_dir):
+    local = course_dir / "measurements" / "local" / "mine.jsonl"
+    local.parent.mkdir()
+    rec = json.loads((course_dir / "measurements" / "h200.jsonl").read_text().splitlines()[0])
+    rec.update(gpu="NVIDIA RTX 4090", value=800.0)
+    local.write_text(json.dumps(rec) + "\n")
+    course, _ = load_course(course_dir)
+    filler = Filler(course, "x")
+    text = filler.fill('{{ value("A01/vec/kernel/cuda") }} and {{ ratio("A01/vec/kernel/cuda", "A02/vec/kernel/cuda") }} '
+                       'and {{ share("A01/vec/kernel/cuda", "A02/vec/kernel/cuda") }}; {{ measured("A01/vec/kernel/cuda") }}', "")
+    assert text.startswith("3,000 GB/s and 1.0× and 100.0%;")
+    assert "your GPU: 800 GB/s on NVIDIA RTX 4090" in text
+    fenced = filler.fill('```text\n{{ value("A01/vec/kernel/cuda") }}\n```\n', "")
+    assert '{{ value("A01/vec/kernel/cuda") }}' in fenced  # code blocks are left as written
+
+
+def test_plot_is_svg_drawn_from_the_records(pristine_course):
+    course, _ = load_course(pristine_course)
+    filler = Filler(course, "x")
+    md = filler.fill('{{ plot("A0") }}', "../")
+    assert md == "![Measured A0 against its ceiling](../assets/generated/plots/a0.svg){ .tutor-plot }"
+    svg = filler.plots["assets/generated/plots/a0.svg"]
+    assert svg.count("3,000 GB/s (75%)") == 2 and "device-to-device copy: 4,000 GB/s" in svg
+    again = Filler(course, "y")
+    again.fill('{{ plot("A0") }}', "../")
+    assert again.plots["assets/generated/plots/a0.svg"] == svg  # deterministic output

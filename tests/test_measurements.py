@@ -58,3 +58,10 @@ def test_plot_is_svg_drawn_from_the_records(pristine_course):
     again = Filler(course, "y")
     again.fill('{{ plot("A0") }}', "../")
     assert again.plots["assets/generated/plots/a0.svg"] == svg  # deterministic output
+
+
+def test_tiny_shares_and_huge_ratios_stay_readable():
+    from tutor_build.render.measured import fmt_percent, fmt_ratio
+
+    assert fmt_percent(0.0028) == "0.0028%" and fmt_percent(0.06) == "0.06%" and fmt_percent(12.34) == "12.3%"
+    assert fmt_ratio(35088.9) == "35,089×" and fmt_ratio(4.83) == "4.8×"

@@ -73,6 +73,8 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             if d.severity == WARNING:
                 log.warning(d.format())
         self.course = course
+        if self.config.highlight_cache:
+            highlight_cache.install(self._root(config) / ".cache" / "highlight")
         docs = Path(config.docs_dir)
         self.site = render_site(course, {p.relative_to(docs).as_posix() for p in docs.rglob("*.md")})
         if config.nav is None:

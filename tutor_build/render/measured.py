@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from dataclasses import dataclass, field
@@ -20,6 +21,15 @@ def fmt_value(value: float, unit: str) -> str:
     else:
         text = f"{value:.3g}"
     return f"{text} {unit}".strip()
+
+
+def fmt_ratio(r: float) -> str:
+    return f"{r:,.0f}×" if r >= 100 else f"{r:.1f}×"
+
+
+def fmt_percent(pct: float) -> str:
+    """One decimal from 1% up; below that, two significant figures (0.0028%, never 0.00%)."""
+    return f"{pct:.1f}%" if pct >= 1 else f"{pct:.2g}%"
 
 
 def describe(m: Measurement) -> str:
@@ -58,11 +68,10 @@ class Filler:
             return f"{fmt_value(rec.ceiling_value, rec.ceiling_unit)} ({rec.ceiling_name})"
         if func == "ratio":
             a, b = self._get(args[0]), self._get(args[1])
-            return f"{a.value / b.value:.1f}×"
+            return fmt_ratio(a.value / b.value)
         if func == "share":
             a, b = self._get(args[0]), self._get(args[1])
-            pct = 100 * a.value / b.value
-            return f"{pct:.2f}%" if pct < 1 else f"{pct:.1f}%"
+            return fmt_percent(100 * a.value / b.value)
         if func == "plot":
             name = re.sub(r"[^A-Za-z0-9]+", "-", args[0]).strip("-").lower()
             asset = f"assets/generated/plots/{name}.svg"
@@ -88,12 +97,18 @@ def _outside_code(text: str, func) -> str:
 
 def bar_chart(course: Course, prefix: str) -> str:
     """Horizontal bars of every course record under a key prefix, each beside its own ceiling."""
+    recs = tuple(sorted((m for m in course.measurements if not m.local and m.key.startswith(prefix)), key=lambda m: m.key))
+    return _bar_chart(prefix, recs)
+
+
+@functools.lru_cache(maxsize=256)
+def _bar_chart(prefix: str, recs: tuple[Measurement, ...]) -> str:
+    """Memoized on the records themselves: `mkdocs serve` redraws a plot only when its data changed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    recs = sorted((m for m in course.measurements if not m.local and m.key.startswith(prefix)), key=lambda m: m.key)
     labels = [m.key[len(prefix):].strip("/") or m.key for m in recs]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(recs) + 1.4))
     values = [m.value for m in recs]

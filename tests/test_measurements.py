@@ -65,3 +65,31 @@ def test_tiny_shares_and_huge_ratios_stay_readable():
 
     assert fmt_percent(0.0028) == "0.0028%" and fmt_percent(0.06) == "0.06%" and fmt_percent(12.34) == "12.3%"
     assert fmt_ratio(35088.9) == "35,089×" and fmt_ratio(4.83) == "4.8×"
+
+
+def test_roofline_places_measured_points_under_cited_roofs(course_dir):
+    path = course_dir / "measurements" / "h200.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    recs[0].update(flops=2.0e9, bytes=1.2e10, ms=4.0)  # 1/6 FLOP/byte, 0.5 TFLOP/s
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    course, _ = load_course(course_dir)
+    filler = Filler(course, "x")
+    md = filler.fill('{{ roofline("A01/vec") }}', "../")
+    assert md.startswith("![Roofline of A01/vec") and "roofline-a01-vec.svg" in md
+    svg = filler.plots["assets/generated/plots/roofline-a01-vec.svg"]
+    assert "4.8 TB/s, bf16 990 TFLOP/s (ridge 206)" in svg  # the datasheet roof, from the cited hardware table
+    assert "measured device-to-device copy: 4.00 TB/s" in svg
+    from tutor_build.measurements import roofline_points
+
+    (label, x, y, _), = roofline_points(course, "A01/vec")
+    assert label == "kernel/cuda" and abs(x - 1 / 6) < 1e-12 and abs(y - 5e11) < 1
+
+
+def test_roofline_without_counted_flops_is_an_error(course_dir):
+    from tutor_build.checks import run_all
+
+    perf = course_dir / "modules/A01-fake-basics/5-performance.md"
+    perf.write_text(perf.read_text().replace('{{ plot("A01/vec") }}', '{{ roofline("A01/vec") }}'))
+    course, diags = load_course(course_dir)
+    found = [(d.path, d.line, d.code) for d in run_all(course, diags)]
+    assert found == [("modules/A01-fake-basics/5-performance.md", 6, "E707")]

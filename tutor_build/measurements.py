@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model import Course, Measurement
 
 
 def source_digest(root: Path, files: list[str] | tuple[str, ...]) -> str:
@@ -36,3 +39,16 @@ def records(root: Path | str, local: bool = False) -> dict[str, dict[str, Any]]:
             if key not in found or str(rec.get("date")) >= str(found[key].get("date")):
                 found[key] = rec
     return found
+
+
+def roofline_points(course: "Course", prefix: str) -> list[tuple[str, float, float, "Measurement"]]:
+    """(label, FLOP per byte, FLOP/s) for every record under the prefix that counted its bytes and FLOPs."""
+    points = []
+    for m in sorted(course.measurements, key=lambda m: m.key):
+        if m.local or not m.key.startswith(prefix):
+            continue
+        flops, nbytes = m.raw.get("flops"), m.raw.get("bytes")
+        ms = m.raw.get("ms") or (m.value if m.unit == "ms" else None)
+        if flops and nbytes and ms:
+            points.append((m.key[len(prefix):].strip("/"), flops / nbytes, flops / (ms * 1e-3), m))
+    return points

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, error, warning
 from ..mdscan import scan
-from ..measurements import source_digest
+from ..measurements import roofline_points, source_digest
 from ..model import Course
 
 HIGHER_IS_BETTER = ("GB/s", "TB/s", "TFLOP/s", "GFLOP/s", "elements/s", "tokens/s")
@@ -25,9 +25,11 @@ def check(course: Course) -> list[Diagnostic]:
                 for key in p.args:
                     if key not in keys:
                         out.append(error(path, p.line, "E703", f"no measurement record for '{key}'"))
-            elif p.func == "plot":
+            elif p.func in ("plot", "roofline"):
                 if len(p.args) != 1 or not any(k.startswith(p.args[0]) for k in keys):
                     out.append(error(path, p.line, "E703", f"no measurement records to plot for {p.raw}"))
+                elif p.func == "roofline" and not roofline_points(course, p.args[0]):
+                    out.append(error(path, p.line, "E707", f"no record under {p.args[0]} counted its bytes and FLOPs: {p.raw}"))
     digests: dict[tuple[str, ...], str] = {}
     for rec in course.measurements:
         if rec.local:

@@ -146,7 +146,7 @@ def _performance(path: str, doc: Doc, text: str) -> list[Diagnostic]:
     funcs = {p.func for p in doc.placeholders}
     if not funcs & {"measured", "value", "ratio", "share"}:
         out.append(error(path, 1, "E352", 'no measured number ({{ measured("KEY") }}); numbers must come from the measurements'))
-    if "plot" not in funcs:
+    if not funcs & {"plot", "roofline"}:
         out.append(error(path, 1, "E353", 'no plot generated from the measurements ({{ plot("PREFIX") }})'))
     return out
 
@@ -246,7 +246,7 @@ def check_module(course: Course, m: Module) -> list[Diagnostic]:
         if h1:
             out.append(error(path, h1.line, "E203", "section files take no # title: the page adds the section heading"))
         for p in doc.placeholders:
-            if p.func not in ("measured", "value", "ratio", "share", "ceiling", "plot"):
+            if p.func not in ("measured", "value", "ratio", "share", "ceiling", "plot", "roofline"):
                 out.append(error(path, p.line, "E702", f"unknown placeholder {p.raw}"))
         key = section.spec.key
         if key == "analogy":

@@ -107,7 +107,7 @@ def graph_svg(course: Course, link_prefix: str = "../") -> str:
     width = left + (max(depth.values(), default=0) + 1) * col_w + 40
     height = 20 + len(tracks) * lane_h + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="tutor-graph" viewBox="0 0 {width} {height}" '
-           f'role="img" aria-labelledby="graph-title"><title id="graph-title">Module prerequisite graph</title>',
+           f'role="group" aria-labelledby="graph-title"><title id="graph-title">Module prerequisite graph</title>',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
            'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="currentColor"/></marker></defs>']
     for i, t in enumerate(tracks):

@@ -20,7 +20,7 @@ def _mathml(tex: str, display: bool) -> str:
 
 
 def tex_to_mathml(page_html: str) -> str:
-    page_html = DISPLAY.sub(lambda m: f'<div class="math-display">{_mathml(m.group("tex"), True)}</div>', page_html)
+    page_html = DISPLAY.sub(lambda m: f'<div class="math-display" tabindex="0">{_mathml(m.group("tex"), True)}</div>', page_html)
     return INLINE.sub(lambda m: _mathml(m.group("tex"), False), page_html)
 
 

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..mdscan import PLACEHOLDER, split_args
+from ..measurements import roofline_points
 from ..model import Course, Measurement
 
 
@@ -72,6 +73,11 @@ class Filler:
         if func == "share":
             a, b = self._get(args[0]), self._get(args[1])
             return fmt_percent(100 * a.value / b.value)
+        if func == "roofline":
+            name = re.sub(r"[^A-Za-z0-9]+", "-", args[0]).strip("-").lower()
+            asset = f"assets/generated/plots/roofline-{name}.svg"
+            self.plots[asset] = roofline_chart(self.course, args[0])
+            return f"![Roofline of {args[0]}: measured points under the ceilings]({asset_prefix}{asset}){{ .tutor-plot }}"
         if func == "plot":
             name = re.sub(r"[^A-Za-z0-9]+", "-", args[0]).strip("-").lower()
             asset = f"assets/generated/plots/{name}.svg"
@@ -133,6 +139,59 @@ def _bar_chart(prefix: str, recs: tuple[Measurement, ...]) -> str:
     fig.tight_layout()
     buf = io.StringIO()
     plt.rcParams["svg.hashsalt"] = "tutor"  # stable ids: the same records give the same SVG
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _device_key(gpu: str) -> str | None:
+    for marker, key in (("H200", "h200"), ("H100", "h100"), ("MI300X", "mi300x")):
+        if marker in gpu:
+            return key
+    return None
+
+
+def roofline_chart(course: Course, prefix: str) -> str:
+    """Measured points against the roofs: the datasheet's HBM bandwidth and peak rates (cited in
+    tutor_build/models/hardware.py), and the device-to-device copy measured on the same GPU, if any."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..models import hardware
+
+    points = roofline_points(course, prefix)
+    gpu = points[0][3].gpu if points else ""
+    device = _device_key(gpu)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    xs = [p[1] for p in points] or [1.0]
+    lo, hi = min(xs) / 4, max(max(xs) * 4, 2e3)
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    if device:
+        bw = hardware.value(device, "hbm_bw")
+        for precision, style in (("bf16", "-"), ("fp8", "-.")):
+            peak = hardware.peak(device, precision)
+            ax.plot(grid, [min(peak, bw * x) / 1e12 for x in grid], style, color="#c0392b", linewidth=1.3,
+                    label=f"datasheet: {bw / 1e12:.1f} TB/s, {precision} {peak / 1e12:,.0f} TFLOP/s (ridge {peak / bw:.0f})")
+    copies = sorted(m.ceiling_value for m in course.measurements
+                    if not m.local and m.gpu == gpu and m.ceiling_name == "device-to-device copy" and m.ceiling_unit == "GB/s")
+    if copies:
+        copy_bw = copies[len(copies) // 2] * 1e9
+        ax.plot(grid, [copy_bw * x / 1e12 for x in grid], ":", color="#7f8c8d",
+                label=f"measured device-to-device copy: {copy_bw / 1e12:.2f} TB/s")
+    for label, x, y, _ in points:
+        ax.plot([x], [y / 1e12], "o", color="#4f7cba")
+        ax.annotate(label, (x, y / 1e12), textcoords="offset points", xytext=(4, 3), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"{prefix} on {gpu or 'no GPU'}: measured points and roofs", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    buf = io.StringIO()
+    plt.rcParams["svg.hashsalt"] = "tutor"
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     return buf.getvalue()

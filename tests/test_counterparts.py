@@ -48,3 +48,12 @@ def test_vendor_specific_needs_the_marker_on_both_sides():
 def test_extra_line_is_reported():
     found = compare(CUDA, HIP + "// extra\n", "a.cu", "a.hip", MAP)
     assert found is not None and found.line == 9 and "only a.hip" in found.reason
+
+
+def test_compiler_errors_name_the_lab_file_and_line():
+    from tutor_build.labs.runner import _compiler_messages
+
+    nvcc = 'labs/A02/cuda/transpose.cu(41): error: identifier "tile" is undefined\n'
+    assert _compiler_messages(nvcc) == 'labs/A02/cuda/transpose.cu:41: error: identifier "tile" is undefined'
+    clang = "labs/A02/hip/transpose.hip:41:5: error: use of undeclared identifier 'tile'"
+    assert _compiler_messages(clang) == clang

@@ -124,7 +124,9 @@ def worker(rank, T, cfg, port, queue):
         pairs = [(f"output_rank{rank}", z, zr), (f"dX_rank{rank}", xt.grad, xr.grad)]
         pairs += [(f"d{n}_shard{rank}", p.grad, r) for n, p, r in zip(("A", "a_bias", "B", "b_bias"), mine, ref_grads)]
         for name, got, want in pairs:
-            out.append((name, f"T={T} b={b} h={h}", got.detach().cpu(), want.detach().cpu()))
+            # numpy arrays travel by value; a tensor would travel as a shared-memory handle that
+            # dies with this process, which can exit before the parent has read it
+            out.append((name, f"T={T} b={b} h={h}", got.detach().cpu().numpy(), want.detach().cpu().numpy()))
     if cfg["bench"] and gpu:
         out += bench(rank, T, device)
     queue.put((rank, out))
@@ -202,7 +204,8 @@ def main():
                               nbytes=amount if unit == "GB/s" else None)
         else:
             name, size, got, want = item
-            tutor_lab.check(LAB, name, size, got, want, args.seed, atol=ATOL, rtol=RTOL)
+            tutor_lab.check(LAB, name, size, torch.from_numpy(got), torch.from_numpy(want), args.seed,
+                            atol=ATOL, rtol=RTOL)
     return tutor_lab.finish(LAB)
 
 

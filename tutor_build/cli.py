@@ -39,15 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(func=cmd_check)
 
-    from . import doctor
+    from . import curriculum_cli, doctor
     from .labs import cli as labs_cli
 
     doc = sub.add_parser("doctor", help="which toolchains this machine has, and what each lab path can do here")
     doc.add_argument("root", nargs="?", default=".", type=Path)
     doc.set_defaults(func=doctor.main)
     labs_cli.register(sub)
-    for extra in ("curriculum_cli",):
-        __import__(f"{__package__}.{extra}", fromlist=["register"]).register(sub)
+    curriculum_cli.register(sub)
     return parser
 
 

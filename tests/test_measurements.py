@@ -39,7 +39,7 @@ def test_placeholders_quote_records_and_local_results(course_dir):
     rec.update(gpu="NVIDIA RTX 4090", value=800.0)
     local.write_text(json.dumps(rec) + "\n")
     course, _ = load_course(course_dir)
-    filler = Filler(course, "x")
+    filler = Filler(course)
     text = filler.fill('{{ value("A01/vec/kernel/cuda") }} and {{ ratio("A01/vec/kernel/cuda", "A02/vec/kernel/cuda") }} '
                        'and {{ share("A01/vec/kernel/cuda", "A02/vec/kernel/cuda") }}; {{ measured("A01/vec/kernel/cuda") }}', "")
     assert text.startswith("3,000 GB/s and 1.0× and 100.0%;")
@@ -50,12 +50,12 @@ def test_placeholders_quote_records_and_local_results(course_dir):
 
 def test_plot_is_svg_drawn_from_the_records(pristine_course):
     course, _ = load_course(pristine_course)
-    filler = Filler(course, "x")
+    filler = Filler(course)
     md = filler.fill('{{ plot("A0") }}', "../")
     assert md == "![Measured A0 against its ceiling](../assets/generated/plots/a0.svg){ .tutor-plot }"
     svg = filler.plots["assets/generated/plots/a0.svg"]
     assert svg.count("3,000 GB/s (75%)") == 2 and "device-to-device copy: 4,000 GB/s" in svg
-    again = Filler(course, "y")
+    again = Filler(course)
     again.fill('{{ plot("A0") }}', "../")
     assert again.plots["assets/generated/plots/a0.svg"] == svg  # deterministic output
 
@@ -73,7 +73,7 @@ def test_roofline_places_measured_points_under_cited_roofs(course_dir):
     recs[0].update(flops=2.0e9, bytes=1.2e10, ms=4.0)  # 1/6 FLOP/byte, 0.5 TFLOP/s
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     course, _ = load_course(course_dir)
-    filler = Filler(course, "x")
+    filler = Filler(course)
     md = filler.fill('{{ roofline("A01/vec") }}', "../")
     assert md.startswith("![Roofline of A01/vec") and "roofline-a01-vec.svg" in md
     svg = filler.plots["assets/generated/plots/roofline-a01-vec.svg"]

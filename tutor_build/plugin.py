@@ -98,7 +98,7 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             return markdown
         depth = page.file.src_uri.count("/")
         numberer = Numberer(dict(self.course.references), target="../" * depth + "references.md#ref-{key}")
-        filler = Filler(self.course, page.file.src_uri)
+        filler = Filler(self.course)
         markdown = numberer.replace(filler.fill(markdown, asset_prefix="../" * depth))
         for path, svg in filler.plots.items():
             if files.get_file_from_path(path) is None:

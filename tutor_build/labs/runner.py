@@ -94,7 +94,7 @@ def build(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = Fal
     return Outcome(target, done.returncode == 0, detail=messages)
 
 
-def _run_command(target: LabTarget, exercise: bool, extra: list[str], tools: Toolchains) -> list[str]:
+def _run_command(target: LabTarget, exercise: bool, extra: list[str]) -> list[str]:
     if target.vendor in ("triton", "python"):
         return [sys.executable, target.source(exercise), *extra]
     binary = target.binary(exercise)
@@ -134,7 +134,7 @@ def run(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = False
         if not built.ok:
             return Outcome(target, False, detail=built.detail)
     extra = (["--bench"] if bench else []) + (["--quick"] if quick or (target.vendor in ("triton", "python") and not tools.gpu) else [])
-    cmd = _run_command(target, exercise, extra, tools)
+    cmd = _run_command(target, exercise, extra)
     try:
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout, env=_env(root, target, tools))
     except subprocess.TimeoutExpired:

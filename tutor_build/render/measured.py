@@ -45,7 +45,6 @@ class Filler:
     """Replaces placeholders in one page; collects the plots it asked for."""
 
     course: Course
-    page_slug: str
     plots: dict[str, str] = field(default_factory=dict)  # asset path -> SVG
 
     def _get(self, key: str) -> Measurement:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..mdscan import FENCE_OPEN
 from ..model import SECTION_SPECS, Course, Module
 from .citations import Numberer, entry, sources_list
-from .curriculum import all_paths, closure, curriculum_markdown, fmt_hours, graph_svg, hours
+from .curriculum import all_paths, fmt_hours, graph_svg, hours
 from .measured import Filler
 
 
@@ -44,7 +44,7 @@ def prerequisites_line(course: Course, m: Module) -> str:
 
 def module_page(course: Course, m: Module, site: Site) -> str:
     numberer = Numberer(dict(course.references))
-    filler = Filler(course, m.name)
+    filler = Filler(course)
     h = m.hours
     track = course.tracks.get(m.track, m.track)
     outline = " · ".join(f"[{s.number} · {s.title}](#{s.key})" for s in SECTION_SPECS)
@@ -182,7 +182,7 @@ def sheet_pages(course: Course, site: Site) -> None:
             from ..hipify_map import markdown_table
 
             text = text.replace("{{ hip_map_table() }}", markdown_table())
-        filler = Filler(course, sheet.name)
+        filler = Filler(course)
         text = numberer.replace(filler.fill(text, asset_prefix="../"))
         site.assets.update(filler.plots)
         site.pages[f"sheets/{sheet.name}.md"] = text
@@ -232,5 +232,3 @@ def render_site(course: Course, hand_written: set[str] = frozenset()) -> Site:
     site.pages["index.md"] = home_page(course, set(hand_written) | set(site.pages))
     return site
 
-
-__all__ = ["Site", "render_site", "curriculum_markdown", "closure"]

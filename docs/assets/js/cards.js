@@ -8,33 +8,13 @@
   var C = window.TutorCards;
   var FSRS = window.TutorFSRS;
   var Store = window.TutorStore;
+  var Page = window.TutorPage;
+  var el = Page.el, siteBase = Page.siteBase, storage = Page.storage;
   var SECTION_TITLES = {
     "analogy": "Analogy", "first-principles": "First principles", "silicon": "On real silicon",
     "labs": "Hands-on labs", "performance": "Performance", "tradeoffs": "Tradeoffs",
     "production": "Production", "sources": "Sources", "self-assessment": "Self-assessment"
   };
-
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (k === "className") node.className = attrs[k];
-      else node.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) {
-      node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return node;
-  }
-
-  function siteBase() {
-    var s = document.querySelector('script[src$="assets/generated/course-data.js"]');
-    return s ? s.getAttribute("src").replace(/assets\/generated\/course-data\.js$/, "") : "../";
-  }
-
-  function storage() {
-    try { return window.localStorage; } catch (e) { return null; }
-  }
 
   function href(base, url) {
     if (!url) return null;
@@ -58,14 +38,8 @@
     var current = null;
     var revealed = false;
 
-    var notice = el("div", { className: "tutor-notice", role: "status", "aria-live": "polite",
-      "data-testid": "cards-notice" });
-    notice.hidden = true;
-    function say(text, isError) {
-      notice.textContent = text || "";
-      notice.hidden = !text;
-      notice.classList.toggle("tutor-notice--error", !!isError);
-    }
+    var status = Page.notice("cards-notice");
+    var notice = status.node, say = status.say;
     function persist() {
       var problem = Store.save(storage(), C.STORAGE_KEY, C.APP, C.VERSION, state);
       if (problem) say(problem, true);
@@ -223,45 +197,23 @@
       render(false);
     });
     exportBtn.addEventListener("click", function () {
-      var blob = new Blob([C.exportText(state)], { type: "application/json" });
-      var url = URL.createObjectURL(blob);
       var name = "tutor-cards-history-" + new Date().toISOString().slice(0, 10) + ".json";
-      var a = el("a", { href: url, download: name });
-      document.body.appendChild(a);
-      a.click();
-      setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 0);
+      Page.downloadJson(name, C.exportText(state));
       say("Review history exported as " + name + ".");
     });
-    importInput.addEventListener("change", function () {
-      var file = importInput.files && importInput.files[0];
-      if (!file) return;
-      var reader = new FileReader();
-      reader.onload = function () {
-        var r = C.importText(String(reader.result), course);
-        if (!r.ok) { say(r.error + " Your current history is unchanged.", true); return; }
-        state = r.data;
-        persist();
-        select.value = state.filter.kind + ":" + state.filter.value;
-        render(false);
-        say("Imported review history from " + file.name + "." + (r.dropped.length
-          ? " Ignored cards this course does not have: " + r.dropped.length + "." : ""));
-      };
-      reader.onerror = function () { say("The file could not be read.", true); };
-      reader.readAsText(file);
-      importInput.value = "";
-    });
+    Page.onFileText(importInput, function (text, fileName) {
+      var r = C.importText(text, course);
+      if (!r.ok) { say(r.error + " Your current history is unchanged.", true); return; }
+      state = r.data;
+      persist();
+      select.value = state.filter.kind + ":" + state.filter.value;
+      render(false);
+      say("Imported review history from " + fileName + "." + (r.dropped.length
+        ? " Ignored cards this course does not have: " + r.dropped.length + "." : ""));
+    }, say);
 
     render(false);
   }
 
-  function boot() {
-    var root = document.getElementById("tutor-cards");
-    if (root && !root.__tutorStarted) {
-      root.__tutorStarted = true;
-      start(root);
-      root.setAttribute("data-ready", "");
-    }
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
-  else boot();
+  Page.boot("tutor-cards", start);
 })();

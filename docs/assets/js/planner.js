@@ -7,37 +7,11 @@
   "use strict";
   var P = window.TutorPlanner;
   var Store = window.TutorStore;
-
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (k === "className") node.className = attrs[k];
-      else node.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) {
-      node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return node;
-  }
+  var Page = window.TutorPage;
+  var el = Page.el, siteBase = Page.siteBase, storage = Page.storage, todayIso = Page.todayIso;
 
   function srOnly(text) {
     return el("span", { className: "tutor-sr", text: text });
-  }
-
-  function siteBase() {
-    var s = document.querySelector('script[src$="assets/generated/course-data.js"]');
-    return s ? s.getAttribute("src").replace(/assets\/generated\/course-data\.js$/, "") : "../";
-  }
-
-  function todayIso() {
-    var d = new Date();
-    var m = d.getMonth() + 1, day = d.getDate();
-    return d.getFullYear() + "-" + (m < 10 ? "0" : "") + m + "-" + (day < 10 ? "0" : "") + day;
-  }
-
-  function storage() {
-    try { return window.localStorage; } catch (e) { return null; }
   }
 
   function start(root) {
@@ -54,14 +28,8 @@
     var rows = {};   // module id -> {row, boxes, left, flag}
 
     // --- notice -----------------------------------------------------------------------
-    var notice = el("div", { className: "tutor-notice", role: "status", "aria-live": "polite",
-      "data-testid": "planner-notice" });
-    notice.hidden = true;
-    function say(text, isError) {
-      notice.textContent = text || "";
-      notice.hidden = !text;
-      notice.classList.toggle("tutor-notice--error", !!isError);
-    }
+    var status = Page.notice("planner-notice");
+    var notice = status.node, say = status.say;
 
     function persist() {
       var problem = Store.save(storage(), P.STORAGE_KEY, P.APP, P.VERSION, state);
@@ -257,34 +225,22 @@
       update();
     });
     exportBtn.addEventListener("click", function () {
-      var blob = new Blob([P.exportText(state)], { type: "application/json" });
-      var url = URL.createObjectURL(blob);
-      var a = el("a", { href: url, download: "tutor-planner-progress-" + todayIso() + ".json" });
-      document.body.appendChild(a);
-      a.click();
-      setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 0);
-      say("Progress exported as " + a.getAttribute("download") + ".");
+      var name = "tutor-planner-progress-" + todayIso() + ".json";
+      Page.downloadJson(name, P.exportText(state));
+      say("Progress exported as " + name + ".");
     });
-    importInput.addEventListener("change", function () {
-      var file = importInput.files && importInput.files[0];
-      if (!file) return;
-      var reader = new FileReader();
-      reader.onload = function () {
-        var r = P.importText(String(reader.result), course);
-        if (!r.ok) { say(r.error + " Your current progress is unchanged.", true); return; }
-        state = r.data;
-        persist();
-        groupSelect.value = state.view.group;
-        hpw.value = state.pace.hoursPerWeek ? String(state.pace.hoursPerWeek) : "";
-        target.value = state.pace.target || "";
-        build();
-        say("Imported progress from " + file.name + "." + (r.dropped.length
-          ? " Ignored modules this course does not have: " + r.dropped.join(", ") + "." : ""));
-      };
-      reader.onerror = function () { say("The file could not be read.", true); };
-      reader.readAsText(file);
-      importInput.value = "";
-    });
+    Page.onFileText(importInput, function (text, fileName) {
+      var r = P.importText(text, course);
+      if (!r.ok) { say(r.error + " Your current progress is unchanged.", true); return; }
+      state = r.data;
+      persist();
+      groupSelect.value = state.view.group;
+      hpw.value = state.pace.hoursPerWeek ? String(state.pace.hoursPerWeek) : "";
+      target.value = state.pace.target || "";
+      build();
+      say("Imported progress from " + fileName + "." + (r.dropped.length
+        ? " Ignored modules this course does not have: " + r.dropped.join(", ") + "." : ""));
+    }, say);
     clearBtn.addEventListener("click", function () {
       if (!window.confirm("Clear every tick in the planner?")) return;
       state = JSON.parse(JSON.stringify(state));
@@ -297,14 +253,5 @@
     build();
   }
 
-  function boot() {
-    var root = document.getElementById("tutor-planner");
-    if (root && !root.__tutorStarted) {
-      root.__tutorStarted = true;
-      start(root);
-      root.setAttribute("data-ready", "");
-    }
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
-  else boot();
+  Page.boot("tutor-planner", start);
 })();

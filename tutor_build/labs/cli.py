@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..load import load_course
 from ..model import LAB_PATHS
-from . import runner
+from . import progress, runner
+from .hints import LEVELS, load_hints
 from ..measurements import record_key
 from .counterparts import check_pairs, pairs
 from .toolchains import probe
@@ -38,14 +39,48 @@ class Progress:
             print(file=sys.stderr)
 
 
+class BadInput(Exception):
+    """A command-line mistake: reported in one message, exit status 2."""
+
+
+def course_root(given: str | None) -> Path:
+    """--root if given, else the nearest folder at or above the current one that holds the course."""
+    if given:
+        return Path(given).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "mkdocs.yml").is_file() and (folder / "modules").is_dir():
+            return folder
+    raise BadInput(f"not inside the course: no folder at or above {here} holds mkdocs.yml and modules/ "
+                   "(run from the course checkout, or pass --root)")
+
+
 def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tuple[Path, list[runner.LabTarget]]:
-    root = Path(args.root).resolve()
+    """The labs the arguments name; BadInput (exit 2) for an unknown module, lab or vendor, with the choices."""
+    root = course_root(args.root)
     course, _ = load_course(root)
-    wanted = [args.vendor] if getattr(args, "vendor", None) else list(vendors)
-    found = [t for t in runner.targets(course, args.id) if t.vendor in wanted
-             and (not getattr(args, "lab", None) or t.lab == args.lab)]
-    if args.id and not any(m.id == args.id for m in course.modules):
-        print(f"tutor labs: no module '{args.id}'", file=sys.stderr)
+    ids = [m.id for m in course.modules]
+    module = None
+    if args.id:
+        module = next((i for i in ids if i.lower() == args.id.lower()), None)
+        if module is None:
+            raise BadInput(f"no module '{args.id}'; the modules are {', '.join(ids)}")
+    everything = runner.targets(course, module)
+    lab = getattr(args, "lab", None)
+    if lab:
+        labs = sorted({t.lab for t in everything})
+        if lab not in labs:
+            where = f"module {module}" if module else "any module"
+            raise BadInput(f"no lab '{lab}' in {where}; its labs are {', '.join(labs)}")
+        everything = [t for t in everything if t.lab == lab]
+    vendor = getattr(args, "vendor", None)
+    wanted = [vendor] if vendor else list(vendors)
+    found = [t for t in everything if t.vendor in wanted]
+    if not found:
+        have = sorted({t.vendor for t in everything})
+        what = f"{module or 'the course'}{'/' + lab if lab else ''}"
+        raise BadInput(f"{what} has no {'/'.join(wanted)} lab; it has: {', '.join(have) or 'no labs'}")
+    args.id = module
     return root, found
 
 
@@ -80,27 +115,33 @@ def cmd_build(args: argparse.Namespace) -> int:
     root, found = _select(args, ("cuda", "hip"))
     found = [t for t in found if t.vendor in ("cuda", "hip")]
     tools = probe()
-    progress = Progress(len(found) * 2, "building")
+    bar = Progress(len(found) * 2, "building")
     outcomes = []
     for t in found:
         for exercise in (False, True):
-            progress.step(t.source(exercise))
+            bar.step(t.source(exercise))
             o = runner.build(root, t, tools, exercise, cuda_arch=args.arch)
             outcomes.append(o if o.ok or o.skipped else runner.Outcome(t, False, detail=f"{t.source(exercise)}:\n{o.detail}"))
-    progress.close()
+    bar.close()
     return _report(outcomes, "build")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     root, found = _select(args)
     tools = probe()
-    progress = Progress(len(found), "verifying")
+    bar = Progress(len(found), "verifying")
     outcomes = []
     for t in found:
-        progress.step(t.source(args.exercise))
-        outcomes.append(runner.run(root, t, tools, exercise=args.exercise, quick=args.quick))
-    progress.close()
-    return _report(outcomes, "verify")
+        bar.step(t.source(args.exercise))
+        outcome = runner.run(root, t, tools, exercise=args.exercise, quick=args.quick)
+        outcomes.append(outcome)
+        if args.exercise and outcome.ok and not outcome.skipped:
+            progress.record(root, t.name, t.source(exercise=True))
+    bar.close()
+    code = _report(outcomes, "verify")
+    if args.exercise and code == 0 and any(not o.skipped for o in outcomes):
+        print(f"recorded in {progress.PROGRESS}; `tutor labs status` lists what you have done")
+    return code
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -109,15 +150,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not tools.gpu:
         print("tutor labs bench: no GPU on this machine; benchmarks need one (verify runs without)", file=sys.stderr)
         return 1
-    progress = Progress(len(found), "benchmarking")
+    bar = Progress(len(found), "benchmarking")
     outcomes, records = [], []
     for t in found:
-        progress.step(t.source())
+        bar.step(t.source())
         o = runner.run(root, t, tools, bench=True)
         outcomes.append(o)
         if o.ok and not o.skipped:
             records += runner.records_from(root, t, o, tools)
-    progress.close()
+    bar.close()
     if records:
         slug = runner.gpu_slug(tools.gpu)
         out = root / "measurements" / (f"{slug}.jsonl" if args.course else f"local/{slug}.jsonl")
@@ -129,8 +170,52 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _report(outcomes, "bench")
 
 
+def cmd_hint(args: argparse.Namespace) -> int:
+    if not args.id:
+        raise BadInput("name a module and one of its labs, e.g. `tutor labs hint A01 vector_add`")
+    root, found = _select(args)
+    labs = sorted({t.lab for t in found})
+    if len(labs) > 1:
+        raise BadInput(f"module {args.id} has {len(labs)} labs: name one of {', '.join(labs)} "
+                       f"(e.g. `tutor labs hint {args.id} {labs[0]}`)")
+    lab = labs[0]
+    vendors = tuple(sorted({t.vendor for t in runner.targets(load_course(root)[0], args.id) if t.lab == lab}))
+    hints, problems = load_hints(root, args.id, lab, vendors)
+    if problems:
+        for d in problems:
+            print(d.format(), file=sys.stderr)
+        return 1
+    shown = [args.vendor] if args.vendor else list(vendors)
+    print(f"{args.id} {lab}: hints at level {args.level} of 3 ({', '.join(LEVELS[:args.level])})")
+    for h in sorted(hints, key=lambda h: h.todo):
+        print(f"\nTODO {h.todo}: {h.title}")
+        print(f"  question: {h.question}")
+        if args.level >= 2:
+            print(f"  idea: {h.idea}")
+        if args.level >= 3:
+            for v in shown:
+                code = "\n".join("      " + ln for ln in h.line[v].splitlines())
+                print(f"  line ({v}):\n{code}")
+    if args.level < 3:
+        print(f"\nstill stuck? `tutor labs hint {args.id} {lab} --level {args.level + 1}`")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    root, found = _select(args)
+    done = progress.load(root)
+    print(f"{'lab':34s} {'exercise':46s} status")
+    for t in found:
+        entry = done.get(t.name)
+        state = f"done {entry['date']}" if entry else "not done"
+        print(f"{t.name:34s} {t.source(exercise=True):46s} {state}")
+    n = sum(t.name in done for t in found)
+    print(f"{n} of {len(found)} exercises passed (recorded in {progress.PROGRESS} by `tutor labs verify --exercise`)")
+    return 0
+
+
 def cmd_counterparts(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = course_root(args.root)
     mismatches = check_pairs(root, args.id)
     for m in mismatches:
         if m.reason == "has no HIP counterpart":
@@ -156,13 +241,30 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
             failed += 1
             continue
         for cmd in runner.sanitize_commands(t):
-            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=runner._env(root, t, tools))
+            env = dict(runner._env(root, t, tools), TUTOR_NO_GUARDS="1")  # memcheck sees the real bounds
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
             summary = [line for line in done.stdout.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
             status = "ok  " if done.returncode == 0 else "FAIL"
             failed += done.returncode != 0
             print(f"{status} {t.name} {cmd[2]}: {summary[-1].strip() if summary else done.stdout.strip()[-200:]}")
     print(f"sanitize: {failed} failed")
     return 1 if failed else 0
+
+
+def _guarded(func):
+    """Runs a subcommand; a command-line mistake prints one message and exits 2, never a traceback."""
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, "lab_name", None):
+            if getattr(args, "lab", None) and args.lab != args.lab_name:
+                print(f"tutor labs: two labs named: {args.lab_name} and --lab {args.lab}", file=sys.stderr)
+                return 2
+            args.lab = args.lab_name
+        try:
+            return func(args)
+        except BadInput as e:
+            print(f"tutor labs {args.labs_command}: {e}", file=sys.stderr)
+            return 2
+    return run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -172,11 +274,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     def add(name: str, func, help_text: str, vendor: bool = True) -> argparse.ArgumentParser:
         p = labs_sub.add_parser(name, help=help_text)
         p.add_argument("id", nargs="?", default=None, help="module id, e.g. A02 (default: every module)")
-        p.add_argument("--root", default=".", help="course root")
+        p.add_argument("lab_name", nargs="?", default=None, metavar="lab", help="one lab of the module, e.g. transpose")
+        p.add_argument("--root", default=None, help="course root (default: the checkout around this folder)")
         if vendor:
             p.add_argument("--vendor", choices=VENDORS, default=None)
             p.add_argument("--lab", default=None, help="one lab of the module, e.g. transpose")
-        p.set_defaults(func=func)
+        p.set_defaults(func=_guarded(func))
         return p
 
     add("list", cmd_list, "every lab, its paths, and what this machine can do with each")
@@ -187,5 +290,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--quick", action="store_true", help="small sizes")
     bench = add("bench", cmd_bench, "time labs on this GPU and record measurements")
     bench.add_argument("--course", action="store_true", help="write the course's records (default: measurements/local/)")
+    h = add("hint", cmd_hint, "graded hints for a lab: 1 a question, 2 the idea, 3 the line")
+    h.add_argument("--level", type=int, choices=(1, 2, 3), default=1, help="how much to reveal (default 1)")
+    add("status", cmd_status, "which exercises you have passed")
     add("counterparts", cmd_counterparts, "check HIP files mirror CUDA files line for line", vendor=False)
     add("sanitize", cmd_sanitize, "compute-sanitizer memcheck and racecheck over the CUDA labs", vendor=False)

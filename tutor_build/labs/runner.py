@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..measurements import record_key, source_digest
 from ..model import LAB_PATHS, Course
+from .feedback import advice, describe_check, explain_exit, last_error, learner_frames
 from .toolchains import Toolchains
 
 COMMON = {"cuda": "labs/common/cuda/tutor_lab.cuh", "hip": "labs/common/hip/tutor_lab.hip.h",
@@ -139,17 +140,46 @@ def run(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = False
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout, env=_env(root, target, tools))
     except subprocess.TimeoutExpired:
         return Outcome(target, False, detail=f"timed out after {timeout} s: {' '.join(cmd)}")
-    events = parse_events(done.stdout)
+    return judge(target, exercise, done.returncode, done.stdout, done.stderr, bench)
+
+
+def judge(target: LabTarget, exercise: bool, returncode: int, stdout: str, stderr: str, bench: bool = False) -> Outcome:
+    """The verdict on one lab run: it passes only if it exited 0, by itself (no signal), and printed
+    at least one check, all of them passing (a bench run may print measurements only)."""
+    events = parse_events(stdout)
     checks = [e for e in events if e.get("event") == "check"]
     failed = [e for e in checks if not e.get("ok")]
-    ok = done.returncode == 0 and not failed and (bool(checks) or bench)
-    detail = ""
-    if not ok:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-15:]
-        first = f"first failing check: {json.dumps(failed[0])}\n" if failed else ""
-        no_checks = "" if checks or bench else "the lab printed no check lines\n"
-        detail = f"{first}{no_checks}exit status {done.returncode}\n" + "\n".join(tail)
-    return Outcome(target, ok, detail=detail, events=events)
+    ok = returncode == 0 and not failed and (bool(checks) or bench)
+    if ok:
+        return Outcome(target, True, events=events)
+    lines = [f"in {target.source(exercise)}:"]
+    for e in failed:
+        if "replay" not in e and "seed" in e and target.vendor in ("cuda", "hip"):
+            binary = target.binary(exercise)[:-2] if target.vendor == "hip" else target.binary(exercise)
+            e["replay"] = f"./{binary} --seed {e['seed']}"
+    for e in failed[:3]:
+        lines += describe_check(e)
+    if len(failed) > 3:
+        lines.append(f"... and {len(failed) - 3} more failing checks (run the file itself to see them all)")
+    lines += advice(failed)
+    crash = explain_exit(returncode, stderr)
+    if crash:
+        lines.append(crash)
+    frames = learner_frames(stderr, f"labs/{target.module}/")
+    error = last_error(stderr) if returncode != 0 else ""
+    if frames:
+        lines.append("your code, innermost call last:")
+        lines += [f"  {f}" for f in frames]
+    if error and (frames or not failed):
+        lines.append(f"error: {error}")
+    if not checks and not bench and not crash and not error:
+        lines.append("the lab printed no check lines")
+    if not failed and not frames and not crash:
+        tail = (stderr or stdout).strip().splitlines()[-8:]
+        lines += [f"  | {t}" for t in tail]
+    if returncode > 0 and not failed:
+        lines.append(f"exit status {returncode}")
+    return Outcome(target, False, detail="\n".join(lines), events=events)
 
 
 def runtime_description(vendor: str, tools: Toolchains) -> str:

@@ -29,18 +29,18 @@ void verify(size_t n, uint64_t seed) {
 
   const size_t bytes = n * sizeof(float);
   float *da, *db, *dc;
-  TUTOR_CHECK(cudaMalloc(&da, bytes));
-  TUTOR_CHECK(cudaMalloc(&db, bytes));
-  TUTOR_CHECK(cudaMalloc(&dc, bytes));
+  tutor::guarded_malloc(&da, n, "a");
+  tutor::guarded_malloc(&db, n, "b");
+  tutor::guarded_malloc(&dc, n, "c");
   TUTOR_CHECK(cudaMemcpy(da, a.data(), bytes, cudaMemcpyHostToDevice));
   TUTOR_CHECK(cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice));
   tutor::poison(dc, bytes);
   launch(da, db, dc, n);
   TUTOR_CHECK_LAUNCH();
   TUTOR_CHECK(cudaMemcpy(c.data(), dc, bytes, cudaMemcpyDeviceToHost));
-  TUTOR_CHECK(cudaFree(da));
-  TUTOR_CHECK(cudaFree(db));
-  TUTOR_CHECK(cudaFree(dc));
+  tutor::guarded_free(da);
+  tutor::guarded_free(db);
+  tutor::guarded_free(dc);
   // One IEEE float addition on each side: the results must be bit-identical.
   tutor::check_close("vector_add", "kernel", std::to_string(n), c.data(), ref.data(), n, seed);
 }

@@ -27,18 +27,18 @@ void verify(size_t n, uint64_t seed) {
 
   const size_t bytes = n * sizeof(float);
   float *da, *db, *dc;
-  TUTOR_CHECK(hipMalloc(&da, bytes));
-  TUTOR_CHECK(hipMalloc(&db, bytes));
-  TUTOR_CHECK(hipMalloc(&dc, bytes));
+  tutor::guarded_malloc(&da, n, "a");
+  tutor::guarded_malloc(&db, n, "b");
+  tutor::guarded_malloc(&dc, n, "c");
   TUTOR_CHECK(hipMemcpy(da, a.data(), bytes, hipMemcpyHostToDevice));
   TUTOR_CHECK(hipMemcpy(db, b.data(), bytes, hipMemcpyHostToDevice));
   tutor::poison(dc, bytes);
   launch(da, db, dc, n);
   TUTOR_CHECK_LAUNCH();
   TUTOR_CHECK(hipMemcpy(c.data(), dc, bytes, hipMemcpyDeviceToHost));
-  TUTOR_CHECK(hipFree(da));
-  TUTOR_CHECK(hipFree(db));
-  TUTOR_CHECK(hipFree(dc));
+  tutor::guarded_free(da);
+  tutor::guarded_free(db);
+  tutor::guarded_free(dc);
   // One IEEE float addition on each side: the results must be bit-identical.
   tutor::check_close("vector_add", "kernel", std::to_string(n), c.data(), ref.data(), n, seed);
 }

@@ -110,8 +110,8 @@ void verify(int M, int N, uint64_t seed) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) ref[(size_t)j * M + i] = in[(size_t)i * N + j];
   float *din, *dout;
-  TUTOR_CHECK(cudaMalloc(&din, bytes));
-  TUTOR_CHECK(cudaMalloc(&dout, bytes));
+  tutor::guarded_malloc(&din, count, "in");
+  tutor::guarded_malloc(&dout, count, "out");
   TUTOR_CHECK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
   const std::string size = std::to_string(M) + "x" + std::to_string(N);
   for (const char* v : kVariants) {
@@ -119,10 +119,10 @@ void verify(int M, int N, uint64_t seed) {
     launch(v, din, dout, M, N);
     TUTOR_CHECK_LAUNCH();
     TUTOR_CHECK(cudaMemcpy(out.data(), dout, bytes, cudaMemcpyDeviceToHost));
-    tutor::check_close("transpose", v, size, out.data(), ref.data(), count, seed);
+    tutor::check_close("transpose", v, size, out.data(), ref.data(), count, seed, 0, 0, M);
   }
-  TUTOR_CHECK(cudaFree(din));
-  TUTOR_CHECK(cudaFree(dout));
+  tutor::guarded_free(din);
+  tutor::guarded_free(dout);
 }
 
 // GB/s of every variant: each element is read once and written once (8 bytes).

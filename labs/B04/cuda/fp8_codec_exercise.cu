@@ -283,8 +283,8 @@ void verify(int f, size_t n, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) codes[i] = (uint8_t)((i * 37 + seed) & 0xFF);
   uint8_t* dq;
   float* dy;
-  TUTOR_CHECK(cudaMalloc(&dq, n));
-  TUTOR_CHECK(cudaMalloc(&dy, n * sizeof(float)));
+  tutor::guarded_malloc(&dq, n, "q");
+  tutor::guarded_malloc(&dy, n, "y");
   TUTOR_CHECK(cudaMemcpy(dq, codes.data(), n, cudaMemcpyHostToDevice));
   tutor::poison(dy, n * sizeof(float));
   launch_decode(f, dq, dy, n);
@@ -305,7 +305,7 @@ void verify(int f, size_t n, uint64_t seed) {
   // encode: tricky floats, both saturation modes
   std::vector<float> x = tricky_inputs(f, n, seed);
   float* dx;
-  TUTOR_CHECK(cudaMalloc(&dx, n * sizeof(float)));
+  tutor::guarded_malloc(&dx, n, "x");
   TUTOR_CHECK(cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   for (int sat = 0; sat < 2; ++sat) {
     for (size_t i = 0; i < n; ++i) want[i] = ref::encode(f, x[i], sat);
@@ -316,9 +316,9 @@ void verify(int f, size_t n, uint64_t seed) {
     const std::string v = std::string("encode_") + kFmtName[f] + (sat ? "_sat" : "");
     check_bytes(v.c_str(), size, got.data(), want.data(), x.data(), n, seed);
   }
-  TUTOR_CHECK(cudaFree(dq));
-  TUTOR_CHECK(cudaFree(dy));
-  TUTOR_CHECK(cudaFree(dx));
+  tutor::guarded_free(dq);
+  tutor::guarded_free(dy);
+  tutor::guarded_free(dx);
 }
 
 // Extra check: our OCP e4m3 encoder against the GPU's own conversion instruction, finite inputs.  // vendor-specific

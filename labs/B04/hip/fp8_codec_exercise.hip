@@ -283,8 +283,8 @@ void verify(int f, size_t n, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) codes[i] = (uint8_t)((i * 37 + seed) & 0xFF);
   uint8_t* dq;
   float* dy;
-  TUTOR_CHECK(hipMalloc(&dq, n));
-  TUTOR_CHECK(hipMalloc(&dy, n * sizeof(float)));
+  tutor::guarded_malloc(&dq, n, "q");
+  tutor::guarded_malloc(&dy, n, "y");
   TUTOR_CHECK(hipMemcpy(dq, codes.data(), n, hipMemcpyHostToDevice));
   tutor::poison(dy, n * sizeof(float));
   launch_decode(f, dq, dy, n);
@@ -305,7 +305,7 @@ void verify(int f, size_t n, uint64_t seed) {
   // encode: tricky floats, both saturation modes
   std::vector<float> x = tricky_inputs(f, n, seed);
   float* dx;
-  TUTOR_CHECK(hipMalloc(&dx, n * sizeof(float)));
+  tutor::guarded_malloc(&dx, n, "x");
   TUTOR_CHECK(hipMemcpy(dx, x.data(), n * sizeof(float), hipMemcpyHostToDevice));
   for (int sat = 0; sat < 2; ++sat) {
     for (size_t i = 0; i < n; ++i) want[i] = ref::encode(f, x[i], sat);
@@ -316,9 +316,9 @@ void verify(int f, size_t n, uint64_t seed) {
     const std::string v = std::string("encode_") + kFmtName[f] + (sat ? "_sat" : "");
     check_bytes(v.c_str(), size, got.data(), want.data(), x.data(), n, seed);
   }
-  TUTOR_CHECK(hipFree(dq));
-  TUTOR_CHECK(hipFree(dy));
-  TUTOR_CHECK(hipFree(dx));
+  tutor::guarded_free(dq);
+  tutor::guarded_free(dy);
+  tutor::guarded_free(dx);
 }
 
 // Extra check on NVIDIA only: CDNA 3 converts to FNUZ in hardware (V_CVT_PK_FP8_F32).  // vendor-specific

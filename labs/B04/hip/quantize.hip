@@ -156,9 +156,9 @@ void verify(const std::string& v, size_t n, uint64_t seed) {
   float* dx;
   uint8_t *dq, *ds;
   unsigned* damax;
-  TUTOR_CHECK(hipMalloc(&dx, n * sizeof(float)));
-  TUTOR_CHECK(hipMalloc(&dq, n));
-  TUTOR_CHECK(hipMalloc(&ds, nscales));
+  tutor::guarded_malloc(&dx, n, "x");
+  tutor::guarded_malloc(&dq, n, "q");
+  tutor::guarded_malloc(&ds, nscales, "scales");
   TUTOR_CHECK(hipMalloc(&damax, sizeof(unsigned)));
   TUTOR_CHECK(hipMemcpy(dx, x.data(), n * sizeof(float), hipMemcpyHostToDevice));
   TUTOR_CHECK(hipMemset(damax, 0, sizeof(unsigned)));
@@ -184,9 +184,9 @@ void verify(const std::string& v, size_t n, uint64_t seed) {
     ref_quantize(f, x, scale, want);
   }
   if (v != "amax") check_equal(v.c_str(), n, got, want, seed);
-  TUTOR_CHECK(hipFree(dx));
-  TUTOR_CHECK(hipFree(dq));
-  TUTOR_CHECK(hipFree(ds));
+  tutor::guarded_free(dx);
+  tutor::guarded_free(dq);
+  tutor::guarded_free(ds);
   TUTOR_CHECK(hipFree(damax));
 }
 

@@ -131,8 +131,7 @@ BLOCK = 1024
 
 def encode(x: torch.Tensor, fmt: str, saturate: bool = False, out=None) -> torch.Tensor:
     mbits, bias, max_code, nan_code, fnuz, has_inf, _ = FORMATS[fmt]
-    q = out if out is not None else lab.poison(
-        torch.empty(x.numel(), dtype=torch.uint8, device=x.device))
+    q = out if out is not None else lab.output(x.numel(), dtype=torch.uint8, name="q", device=x.device)
     encode_kernel[(triton.cdiv(x.numel(), BLOCK),)](
         x, q, x.numel(), mbits, bias, max_code, nan_code, fnuz, has_inf, saturate, BLOCK=BLOCK)
     return q
@@ -140,7 +139,7 @@ def encode(x: torch.Tensor, fmt: str, saturate: bool = False, out=None) -> torch
 
 def decode(q: torch.Tensor, fmt: str) -> torch.Tensor:
     mbits, bias, _, _, fnuz, has_inf, _ = FORMATS[fmt]
-    y = lab.poison(torch.empty(q.numel(), dtype=torch.float32, device=q.device))
+    y = lab.output(q.numel(), dtype=torch.float32, name="y", device=q.device)
     decode_kernel[(triton.cdiv(q.numel(), BLOCK),)](q, y, q.numel(), mbits, bias, fnuz, has_inf,
                                                     BLOCK=BLOCK)
     return y

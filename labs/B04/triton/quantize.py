@@ -71,8 +71,8 @@ def quantize_mx_kernel(x_ptr, q_ptr, s_ptr, n, BLOCKS: tl.constexpr):
 
 def buffers(n: int, device) -> tuple:
     """Poisoned outputs (codes, E8M0 scales) and a zeroed amax cell."""
-    q = lab.poison(torch.empty(n, dtype=torch.uint8, device=device))
-    s = lab.poison(torch.empty((n + 31) // 32, dtype=torch.uint8, device=device))
+    q = lab.output(n, dtype=torch.uint8, name="q", device=device)
+    s = lab.output((n + 31) // 32, dtype=torch.uint8, name="scales", device=device)
     return q, s, torch.zeros(1, dtype=torch.int32, device=device)
 
 

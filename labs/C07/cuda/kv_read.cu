@@ -127,7 +127,7 @@ static Device upload(const Cache& c) {
   TUTOR_CHECK(cudaMalloc(&d.v, c.v.size() * sizeof(uint16_t)));
   TUTOR_CHECK(cudaMalloc(&d.table, c.table.size() * sizeof(int)));
   TUTOR_CHECK(cudaMalloc(&d.lens, c.lens.size() * sizeof(int)));
-  TUTOR_CHECK(cudaMalloc(&d.out, (size_t)c.seqs * c.kv_heads * kHeadDim * sizeof(float)));
+  tutor::guarded_malloc(&d.out, (size_t)c.seqs * c.kv_heads * kHeadDim, "out");
   TUTOR_CHECK(cudaMemcpy(d.k, c.k.data(), c.k.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
   TUTOR_CHECK(cudaMemcpy(d.v, c.v.data(), c.v.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
   TUTOR_CHECK(cudaMemcpy(d.table, c.table.data(), c.table.size() * sizeof(int), cudaMemcpyHostToDevice));
@@ -140,7 +140,7 @@ static void release(Device& d) {
   TUTOR_CHECK(cudaFree(d.v));
   TUTOR_CHECK(cudaFree(d.table));
   TUTOR_CHECK(cudaFree(d.lens));
-  TUTOR_CHECK(cudaFree(d.out));
+  tutor::guarded_free(d.out);
 }
 
 static void launch(const Cache& c, const Device& d) {

@@ -132,7 +132,7 @@ static Device upload(const Cache& c) {
   TUTOR_CHECK(hipMalloc(&d.v, c.v.size() * sizeof(uint16_t)));
   TUTOR_CHECK(hipMalloc(&d.table, c.table.size() * sizeof(int)));
   TUTOR_CHECK(hipMalloc(&d.lens, c.lens.size() * sizeof(int)));
-  TUTOR_CHECK(hipMalloc(&d.out, (size_t)c.seqs * c.kv_heads * kHeadDim * sizeof(float)));
+  tutor::guarded_malloc(&d.out, (size_t)c.seqs * c.kv_heads * kHeadDim, "out");
   TUTOR_CHECK(hipMemcpy(d.k, c.k.data(), c.k.size() * sizeof(uint16_t), hipMemcpyHostToDevice));
   TUTOR_CHECK(hipMemcpy(d.v, c.v.data(), c.v.size() * sizeof(uint16_t), hipMemcpyHostToDevice));
   TUTOR_CHECK(hipMemcpy(d.table, c.table.data(), c.table.size() * sizeof(int), hipMemcpyHostToDevice));
@@ -145,7 +145,7 @@ static void release(Device& d) {
   TUTOR_CHECK(hipFree(d.v));
   TUTOR_CHECK(hipFree(d.table));
   TUTOR_CHECK(hipFree(d.lens));
-  TUTOR_CHECK(hipFree(d.out));
+  tutor::guarded_free(d.out);
 }
 
 static void launch(const Cache& c, const Device& d) {

@@ -93,6 +93,107 @@ inline void fill_random(std::vector<float>& v, uint64_t seed, float lo = -1.0f, 
 // forgot to write can never pass the check by luck.
 inline void poison(void* dev_ptr, size_t bytes) { TUTOR_CHECK(cudaMemset(dev_ptr, 0xFF, bytes)); }
 
+// ---------------------------------------------------------------- guard zones
+// Buffers a check hands to a kernel sit inside a larger allocation whose guard zones, before and
+// after the buffer, hold a pattern of their own (a NaN for floats). A kernel that writes past a
+// buffer changes a guard, and the next check fails naming the buffer, the side and the index; a
+// kernel that reads past an input reads a NaN. TUTOR_NO_GUARDS=1 turns them off so that
+// compute-sanitizer sees the real allocation bounds.
+constexpr uint32_t kGuardWord = 0x7FC05EEDu;  // a quiet NaN with a payload of its own
+
+struct GuardedAlloc {
+  char* base;
+  size_t pad, count, elem;  // pad bytes before and after count elements of elem bytes
+  std::string name;
+};
+
+inline std::vector<GuardedAlloc>& guarded_allocs() {
+  static std::vector<GuardedAlloc> all;
+  return all;
+}
+
+inline std::vector<char> guard_bytes(size_t n) {
+  std::vector<char> bytes(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = (char)((kGuardWord >> (8 * (i % 4))) & 0xFF);
+  return bytes;
+}
+
+inline void arm_guards(const GuardedAlloc& g) {
+  std::vector<char> pattern = guard_bytes(g.pad);
+  TUTOR_CHECK(cudaMemcpy(g.base, pattern.data(), g.pad, cudaMemcpyHostToDevice));
+  TUTOR_CHECK(cudaMemcpy(g.base + g.pad + g.count * g.elem, pattern.data(), g.pad, cudaMemcpyHostToDevice));
+}
+
+// Like cudaMalloc for `count` elements of T, with guard zones; free it with guarded_free.
+template <class T>
+void guarded_malloc(T** ptr, size_t count, const char* name) {
+  const char* off = std::getenv("TUTOR_NO_GUARDS");
+  size_t bytes = count * sizeof(T);
+  size_t pad = (off && off[0] == '1') ? 0 : std::min(std::max(bytes, size_t(16384)), size_t(4) << 20);
+  pad = (pad + 255) / 256 * 256;  // keeps the buffer as aligned as cudaMalloc's
+  char* base;
+  TUTOR_CHECK(cudaMalloc(&base, pad + bytes + pad));
+  GuardedAlloc g{base, pad, count, sizeof(T), name};
+  if (pad) arm_guards(g);
+  guarded_allocs().push_back(g);
+  *ptr = reinterpret_cast<T*>(base + pad);
+}
+
+// Appends a plain-words report for each guard zone of `g` that a kernel changed, and re-arms it.
+inline void scan_guards(const GuardedAlloc& g, std::vector<std::string>& reports) {
+  if (!g.pad) return;
+  bool written = false;
+  std::vector<char> want = guard_bytes(g.pad), got(g.pad);
+  for (int side = 0; side < 2; ++side) {
+    const char* zone = side == 0 ? g.base : g.base + g.pad + g.count * g.elem;
+    TUTOR_CHECK(cudaMemcpy(got.data(), zone, g.pad, cudaMemcpyDeviceToHost));
+    long long first = 0, last = 0, changed = 0;
+    for (size_t e = 0; e < g.pad / g.elem; ++e) {
+      if (std::memcmp(&got[e * g.elem], &want[e * g.elem], g.elem) == 0) continue;
+      long long idx = side == 0 ? (long long)e - (long long)(g.pad / g.elem) : (long long)(g.count + e);
+      if (changed++ == 0) first = idx;
+      last = idx;
+    }
+    if (!changed) continue;
+    std::string where = changed == 1 ? "index " + std::to_string(first)
+                                     : "indices " + std::to_string(first) + ".." + std::to_string(last);
+    char text[256];
+    std::snprintf(text, sizeof text, "wrote %lld element%s %s of %s (%s; %s has %zu elements, 0..%zu)",
+                  changed, changed == 1 ? "" : "s", side == 0 ? "before the start" : "past the end",
+                  g.name.c_str(), where.c_str(), g.name.c_str(), g.count, g.count - 1);
+    reports.push_back(text);
+    written = true;
+  }
+  if (written) arm_guards(g);
+}
+
+// Reports from buffers already freed, waiting for the next check.
+inline std::vector<std::string>& pending_guard_reports() {
+  static std::vector<std::string> pending;
+  return pending;
+}
+
+// Frees a buffer from guarded_malloc; its guards are checked first, for the next check to report.
+inline void guarded_free(void* ptr) {
+  auto& all = guarded_allocs();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].base + all[i].pad != ptr) continue;
+    scan_guards(all[i], pending_guard_reports());
+    TUTOR_CHECK(cudaFree(all[i].base));
+    all.erase(all.begin() + (long)i);
+    return;
+  }
+  TUTOR_CHECK(cudaFree(ptr));
+}
+
+// Plain-words reports of guard elements any kernel changed since the last call.
+inline std::vector<std::string> guards_written() {
+  std::vector<std::string> reports;
+  reports.swap(pending_guard_reports());
+  for (const GuardedAlloc& g : guarded_allocs()) scan_guards(g, reports);
+  return reports;
+}
+
 // ---------------------------------------------------------------- JSON lines
 // Names in this kit are plain identifiers, so strings need no escaping.
 inline void json_begin(const char* event, const char* lab, const char* variant) {
@@ -114,27 +215,59 @@ inline int& failures() {
   return n;
 }
 
+// Writes a JSON string array field: "key": ["...", ...]. Reports hold no quotes or backslashes.
+inline void json_strings(const char* key, const std::vector<std::string>& items) {
+  std::printf(", \"%s\": [", key);
+  for (size_t i = 0; i < items.size(); ++i) std::printf("%s\"%s\"", i ? ", " : "", items[i].c_str());
+  std::printf("]");
+}
+
 // Compares every element with the reference: |got - ref| <= atol + rtol * |ref|.
-// NaN and Inf never pass. Prints one check line and returns whether it passed.
+// NaN and Inf never pass, and a write into any guard zone since the last check fails too. A wrong
+// element is counted by what it holds: the poison (never written), the guard pattern (read from
+// outside an input), another NaN or Inf, or a wrong finite value. `cols` > 0 reports the first wrong
+// element of a 2-D output as [row, column]. Prints one check line and returns whether it passed.
 inline bool check_close(const char* lab, const char* variant, const std::string& size,
                         const float* got, const float* ref, size_t n, uint64_t seed,
-                        double atol = 0.0, double rtol = 0.0) {
-  size_t bad = 0, first_bad = n;
-  double max_err = 0.0;
+                        double atol = 0.0, double rtol = 0.0, size_t cols = 0) {
+  size_t bad = 0, first_bad = n, nan = 0, never_written = 0, from_guard = 0, nan_or_inf = 0;
+  double max_err = -1.0;  // over the finite elements; -1: none
   for (size_t i = 0; i < n; ++i) {
     double g = got[i], r = ref[i], err = std::fabs(g - r);
     bool ok = std::isfinite(g) && err <= atol + rtol * std::fabs(r);
-    if (!ok && bad++ == 0) first_bad = i;
+    if (std::isnan(g)) ++nan;
     if (std::isfinite(err)) max_err = std::max(max_err, err);
+    if (ok) continue;
+    if (bad++ == 0) first_bad = i;
+    uint32_t bits;
+    std::memcpy(&bits, &got[i], sizeof bits);
+    if (bits == 0xFFFFFFFFu) ++never_written;
+    else if (bits == kGuardWord) ++from_guard;
+    else if (!std::isfinite(g)) ++nan_or_inf;
   }
-  bool ok = bad == 0;
+  std::vector<std::string> written = guards_written();
+  bool ok = bad == 0 && written.empty();
   json_begin("check", lab, variant);
-  std::printf(", \"size\": \"%s\", \"ok\": %s, \"mismatches\": %zu, \"max_abs_err\": %.3g",
-              size.c_str(), ok ? "true" : "false", bad, max_err);
-  if (!ok) {
-    std::printf(", \"first_bad\": %zu", first_bad);
+  std::printf(", \"size\": \"%s\", \"ok\": %s, \"mismatches\": %zu, \"numel\": %zu, \"nan\": %zu", size.c_str(),
+              ok ? "true" : "false", bad, n, nan);
+  if (max_err >= 0) std::printf(", \"max_abs_err\": %.3g", max_err);
+  else std::printf(", \"max_abs_err\": null");
+  if (bad) {
+    std::printf(", \"never_written\": %zu, \"from_guard\": %zu, \"nan_or_inf\": %zu, \"wrong_value\": %zu",
+                never_written, from_guard, nan_or_inf, bad - never_written - from_guard - nan_or_inf);
+    if (cols) std::printf(", \"first_bad\": [%zu, %zu]", first_bad / cols, first_bad % cols);
+    else std::printf(", \"first_bad\": %zu", first_bad);
     json_number("got", got[first_bad]);
     json_number("want", ref[first_bad]);
+  }
+  if (!written.empty()) json_strings("guard_written", written);
+  if (!ok) {
+    const char* cause = !written.empty() ? "guard_written"
+                        : never_written  ? "never_written"
+                        : from_guard     ? "from_guard"
+                        : nan_or_inf     ? "nan_or_inf"
+                                         : "wrong_value";
+    std::printf(", \"cause\": \"%s\"", cause);
   }
   std::printf(", \"seed\": %llu", (unsigned long long)seed);
   json_end();
@@ -161,6 +294,14 @@ inline void measure(const char* lab, const char* variant, const char* metric, do
 
 // Ends the program: exit status 1 if any check failed.
 inline int finish(const char* lab) {
+  std::vector<std::string> written = guards_written();  // a stray write after the last check
+  if (!written.empty()) {
+    json_begin("check", lab, "after the last check");
+    std::printf(", \"size\": \"\", \"ok\": false, \"cause\": \"guard_written\"");
+    json_strings("guard_written", written);
+    json_end();
+    ++failures();
+  }
   std::printf("{\"event\": \"summary\", \"lab\": \"%s\", \"failures\": %d}\n", lab, failures());
   if (failures()) std::fprintf(stderr, "%s: %d check(s) FAILED\n", lab, failures());
   return failures() ? 1 : 0;

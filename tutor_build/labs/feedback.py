@@ -63,11 +63,12 @@ def explain_exit(returncode: int, stderr: str) -> str:
 def learner_frames(stderr: str, lab_dir: str) -> list[str]:
     """`path:line in function: source` for every traceback frame in the lab's own files, not the kit's."""
     frames, seen = [], set()
+    lab_dir = lab_dir.strip("/") + "/"
     for m in FRAME.finditer(stderr):
         path = m.group("file").replace("\\", "/")
-        if f"/{lab_dir}/" not in f"/{path}" or "/labs/common/" in path:
+        if lab_dir not in path or "/labs/common/" in path:
             continue
-        rel = path[path.index(lab_dir):] if lab_dir in path else path
+        rel = path[path.index(lab_dir):]
         text = f"{rel}:{m.group('line')} in {m.group('fn')}: {m.group('src').strip()}"
         if text not in seen:
             seen.add(text)

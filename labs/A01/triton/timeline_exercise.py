@@ -26,8 +26,8 @@ from tutor_lab import DEVICE, sync  # noqa: E402
 
 @triton.jit
 def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
-    # TODO 1: offsets of this program's BLOCK elements, a mask for the end, c = a + b.
-    #         Until then the check fails.
+    # TODO 1: the kernel of vector_add: each program adds its own BLOCK elements, and no lane reads or
+    #         writes at or past n. Until then the check fails.
     pass
 
 
@@ -75,8 +75,8 @@ def main() -> int:
 
     t = time.perf_counter()
     add(da, db, dc)
-    # TODO 2: a launch returns before the kernel has run. Wait for the device here (sync()),
-    #         or this clock measures only the launch (the first launch also compiles).
+    # TODO 2: this phase must end when the kernel has finished, not when the launch call returns (a
+    #         launch only queues the work). Make it end the way the other phases do.
     t_kernel = ms_since(t)
 
     t = time.perf_counter()

@@ -20,9 +20,11 @@ import tutor_lab  # noqa: E402
 @triton.jit
 def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
     # One program handles BLOCK consecutive elements.
-    # TODO 1: offs = this program's BLOCK offsets: tl.program_id(0) * BLOCK + tl.arange(0, BLOCK).
-    # TODO 2: mask = offs < n, so the last program does not run past the end.
-    # TODO 3: load a and b at those offsets (with the mask), store a + b into c (with the mask).
+    # TODO 1: offs, the indices of the BLOCK elements this program owns, such that programs 0, 1, 2, ...
+    #         cover the vector in order, with no gap and no overlap (tl.program_id, tl.arange).
+    # TODO 2: no lane may read or write an element at or past n. Build the condition that is true
+    #         exactly for this program's lanes that are inside the vector.
+    # TODO 3: c = a + b at offs, with TODO 2's condition guarding both loads and the store.
     # Until then c keeps its NaN poison and every check fails.
     pass
 

@@ -28,11 +28,12 @@ def transpose_kernel(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     # Program (pid_m, pid_n) moves the BM x BN tile of x whose corner is (pid_m*BM, pid_n*BN).
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
-    # TODO 1: rows = pid_m * BM + tl.arange(0, BM) (rows of x), cols likewise with BN.
-    # TODO 2: mask = (rows[:, None] < M) & (cols[None, :] < N); load the BM x BN tile of x at
-    #         x_ptr + rows[:, None] * N + cols[None, :].
-    # TODO 3: y[j, i] = x[i, j]: store tl.trans(tile) at y_ptr + cols[:, None] * M + rows[None, :]
-    #         with mask tl.trans(mask), so the store runs along rows of y too.
+    # TODO 3: (numbered like TODOs 3-5 of the CUDA/HIP `tiled` kernel, which these match) rows and
+    #         cols: the indices of the rows and of the columns of x that this program's tile covers.
+    # TODO 4: load the BM x BN tile of x (row-major, N columns) so that neighbouring lanes read along a
+    #         row. A tile at the edge of x is partial: only elements inside x may be read.
+    # TODO 5: store the tile transposed into y (N x M, row-major: y[j, i] = x[i, j]) so that the store,
+    #         too, runs along rows of y (tl.trans); the guard must be transposed along with the tile.
     # Until then y keeps its NaN poison and every check fails.
     pass
 

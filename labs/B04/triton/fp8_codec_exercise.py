@@ -67,10 +67,13 @@ def encode_fp8(x, MBITS: tl.constexpr, BIAS: tl.constexpr, MAX_CODE: tl.constexp
     e = (a >> 23) - 127  # unbiased exponent; fp32 subnormals land far below the fp8 range
     te = e + BIAS  # the exponent field x would have in fp8
     # normal: exponent and mantissa side by side, so a rounding carry moves into the exponent
-    # TODO(1): r = exponent field next to the 23 mantissa bits; round it right by 23 - MBITS
+    # TODO 1: code_norm = |x| as an fp8 normal code (exponent field, then MBITS mantissa bits, no
+    #         sign), rounded to nearest even by _shift_round_even. Which of a's bits must go?
     code_norm = tl.zeros(u.shape, tl.int32)
     # subnormal: significand with its hidden 1, shifted onto the grid 2^(1 - bias - mbits)
-    # TODO(2): the significand with its hidden 1, shifted onto the subnormal grid (clamp the shift to 1..30)
+    # TODO 2: code_sub = |x| counted in units of that grid, rounded to nearest even; a's significand
+    #         (hidden 1 included) counts units of 2^(e - 23). Every lane computes both cases (tl.where
+    #         picks one), so the shift must stay inside _shift_round_even's range on every lane.
     code_sub = tl.zeros(u.shape, tl.int32)
     code = tl.where(te >= 1, code_norm, code_sub)
     if FNUZ:

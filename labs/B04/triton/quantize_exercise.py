@@ -61,8 +61,9 @@ def quantize_mx_kernel(x_ptr, q_ptr, s_ptr, n, BLOCKS: tl.constexpr):
     offs = rows[:, None] * 32 + tl.arange(0, 32)[None, :]
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)  # a partial last block is padded with 0
-    # TODO(1): m = max |x| of each row (block of 32)
-    # TODO(2): e = floor(log2 m) - 8 from the exponent field of m (0 or subnormal m: -135 - 8)
+    # TODO 1: m, one value per row of the tile (one MX block of 32): the largest magnitude in it.
+    # TODO 2: e = floor(log2 m) - 8 from m's exponent field, no float math; for a field of 0 (m zero or
+    #         subnormal) any e <= -127 is right, since the clamp below makes it -127.
     e = tl.zeros([BLOCKS], tl.int32)
     shared = tl.minimum(tl.maximum(e, -127), 127)  # the E8M0 range
     inv = ((127 - shared) << 23).to(tl.float32, bitcast=True)  # 2^-shared, exact

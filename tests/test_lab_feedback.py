@@ -244,3 +244,20 @@ def test_a_passing_exercise_is_recorded_and_listed(scratch_course):
         (scratch_course / "measurements/local/progress.json").unlink(missing_ok=True)
     line = next(ln for ln in after.splitlines() if ln.startswith("A01/vector_add/triton"))
     assert "done" in line and "not done" not in line and "1 of 6" in after
+
+
+def test_the_planner_data_carries_passed_labs_only_in_a_learners_checkout(scratch_course):
+    from tutor_build.labs import progress
+    from tutor_build.load import load_course
+    from tutor_build.render.pages import course_data
+
+    course, _ = load_course(scratch_course)
+    assert "labs_passed" not in course_data(course)
+    progress.record(scratch_course, "A01/vector_add/triton", "labs/A01/triton/vector_add_exercise.py")
+    try:
+        text = course_data(course)
+    finally:
+        (scratch_course / progress.PROGRESS).unlink()
+    data = json.loads(text[text.index("=") + 1:].rstrip().rstrip(";"))
+    assert data["labs_passed"]["A01"] == {"done": 1, "total": 2}
+    assert data["labs_passed"]["A02"] == {"done": 0, "total": 1}

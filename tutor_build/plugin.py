@@ -41,7 +41,8 @@ def build_nav(course, docs_dir: Path) -> list:
     tools = present([("Study planner", "planner/index.md"), ("Recall cards", "cards/index.md"),
                      ("Concept players", "players/index.md")])
     tools += [{"Reference sheets": "sheets/index.md"}]
-    reference = present([("Setup", "SETUP.md"), ("Writing a module", "AUTHORING.md")]) + [{"Bibliography": "references.md"}]
+    reference = present([("Setup", "SETUP.md"), ("Triton primer", "primers/triton.md"),
+                         ("Writing a module", "AUTHORING.md")]) + [{"Bibliography": "references.md"}]
     return [{"Home": "index.md"}, {"Curriculum": "curriculum.md"}, {"Tracks": tracks}, {"Tools": tools},
             {"Reference": reference}]
 

@@ -32,3 +32,17 @@ MUTANTS = [
     ("b04-encode-mask-le", "labs/B04/triton/fp8_codec.py",
      "mask = offs < n", "mask = offs <= n", "past the end of"),
 ]
+
+# The same mistakes in the CUDA solutions, run on an NVIDIA GPU by bench/gpu_mutants.py (no GPU in CI).
+CUDA_MUTANTS = [
+    ("a01-cuda-bound-le", "labs/A01/cuda/vector_add.cu", "if (i < n) c[i]", "if (i <= n) c[i]", "past the end of c"),
+    ("a01-cuda-no-bound", "labs/A01/cuda/vector_add.cu", "if (i < n) c[i]", "c[i]", "past the end of c"),
+    ("a01-cuda-grid-rounded-down", "labs/A01/cuda/vector_add.cu",
+     "unsigned grid = (unsigned)((n + kBlock - 1) / kBlock);",
+     "unsigned grid = (unsigned)(n / kBlock > 0 ? n / kBlock : 1);", "never written"),
+    ("a01-cuda-no-block-offset", "labs/A01/cuda/vector_add.cu",
+     "size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;", "size_t i = threadIdx.x;", "never written"),
+    ("a02-cuda-naive-bounds-swapped", "labs/A02/cuda/transpose.cu",
+     "if (i < M && j < N) out[(size_t)j * M + i] = in[(size_t)i * N + j];",
+     "if (i < N && j < M) out[(size_t)j * M + i] = in[(size_t)i * N + j];", "naive"),
+]

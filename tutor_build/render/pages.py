@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..labs import progress
 from ..mdscan import FENCE_OPEN
 from ..model import SECTION_SPECS, Course, Module
 from .citations import Numberer, entry, sources_list
@@ -201,6 +202,8 @@ def course_data(course: Course) -> str:
                   for p, mods in all_paths(course)],
         "cards": [],
     }
+    if (course.root / progress.PROGRESS).is_file():  # the learner's own checkout: show their passed labs
+        data["labs_passed"] = progress.modules_done(course.root, {m.id: [lab.name for lab in m.labs] for m in course.modules})
     modules = {m.id: m for m in course.modules}
     for c in course.cards:
         m = modules.get(c.module)

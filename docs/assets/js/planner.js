@@ -113,9 +113,11 @@
         var body = el("tbody");
         g.modules.forEach(function (m) {
           var tr = el("tr", { "data-module": m.id });
+          var passed = (course.labs_passed || {})[m.id];  // present when served from a learner's checkout
           tr.appendChild(el("th", { scope: "row" }, [
             el("a", { href: base + m.url, text: m.id + " · " + m.title })
-          ]));
+          ].concat(passed ? [el("span", { className: "tutor-labs-passed", "data-testid": "labs-passed-" + m.id,
+            text: " · labs passed: " + passed.done + " of " + passed.total })] : [])));
           var all = el("input", { type: "checkbox", "data-testid": "done-" + m.id,
             "aria-label": m.id + " done (all parts)" });
           all.addEventListener("change", function () {

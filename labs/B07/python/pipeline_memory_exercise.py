@@ -77,8 +77,8 @@ def micro_batch(seed, m, b, h, device):
 
 
 def bytes_per_layer(b, h, elem=4):
-    # TODO: the bytes one layer saves for backward, per micro-batch of b rows: which
-    #       tensors does autograd keep for Linear -> GELU -> Linear (weights excluded)?
+    # TODO 1: the bytes one layer keeps for backward per micro-batch of b rows, elem bytes a value,
+    #         parameters excluded: which activation does each of Linear, GELU, Linear need?
     return 0
 
 
@@ -134,8 +134,9 @@ def stage_order(schedule, S, M, s):
     """(kind, micro-batch) slots of stage s; see schedule_sim for the full simulator."""
     if schedule == "gpipe":
         return [("F", m) for m in range(M)] + [("B", m) for m in range(M)]
-    # TODO: 1F1B. Stage s runs S - s - 1 warm-up forwards (never more than M), then
-    #       alternates F and B, then drains the remaining backwards. As written it is GPipe.
+    # TODO 2: 1F1B. warmup = the forwards stage s runs before its first backward. 1F1B stops when one
+    #         more forward would leave s holding one micro-batch per stage from s to the last (cap: M).
+    #         As written it is GPipe.
     warmup = M
     order = [("F", m) for m in range(warmup)]
     for i in range(M - warmup):

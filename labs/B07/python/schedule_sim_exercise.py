@@ -36,9 +36,9 @@ def device_order(schedule, S, M, s, v=1):
     if schedule == "gpipe":
         return [("F", m, 0) for m in range(M)] + [("B", m, 0) for m in range(M)]
     if schedule == "1f1b":
-        # TODO: 1F1B. How many forwards must stage s run before its first backward can
-        #       arrive from the last stage? Then alternate one F and one B, then drain.
-        #       (As written this is GPipe again: the peak in-flight checks will fail.)
+        # TODO 1: 1F1B. warmup = the forwards stage s runs before its first backward. 1F1B stops when one
+        #         more forward would leave s holding one micro-batch per stage from s to the last (cap: M).
+        #         (As written this is GPipe again: the peak in-flight checks will fail.)
         warmup = M
         order = [("F", m, 0) for m in range(warmup)]
         for i in range(M - warmup):  # steady state: one forward, one backward
@@ -93,8 +93,8 @@ def simulate(schedule, S, M, v=1, t_f=1.0, t_b=2.0):
             raise RuntimeError(f"{schedule} deadlocks at S={S} M={M} v={v}")
     peaks = []
     for order in orders:
-        # TODO: the peak number of micro-batch chunks whose forward has run on this device
-        #       and whose backward has not (their activations are still stored).
+        # TODO 2: the largest number, at any point of this device's order, of chunks whose forward has
+        #         run here and whose backward has not (their activations are still stored); append it.
         peaks.append(0)
     return max(free), M * (t_f + t_b), peaks, timeline
 

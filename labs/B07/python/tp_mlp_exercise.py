@@ -53,8 +53,8 @@ class CopyToTP(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        # TODO: every rank holds only its share of dLoss/dX (from its own A_t columns).
-        #       Return the full gradient: the sum over ranks (clone first, then reduce).
+        # TODO 1: g is only this rank's share of dLoss/dX (from its own slice of A). Return the full
+        #         gradient on every rank, without changing in place the tensor autograd handed you.
         return g
 
 
@@ -63,7 +63,7 @@ class ReduceFromTP(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, z):
-        # TODO: each rank holds a partial sum Z_t = Y_t B_t. Return Z = sum over ranks.
+        # TODO 2: z is this rank's partial product Y_t B_t. Return the full Z on every rank, z unchanged.
         return z
 
     @staticmethod
@@ -91,8 +91,8 @@ def shard(weights, rank, T):
     a, a_bias, b, b_bias = weights
     n = a.shape[0] // T
     rows = slice(rank * n, (rank + 1) * n)
-    # TODO: A (and its bias) are split by output features (rows of the (out, in) layout),
-    #       B by input features (its columns). Which slices does this rank own?
+    # TODO 3: rows is this rank's share of the 4h hidden units. Return the parts of A, its bias and B
+    #         that touch those units (F.linear's (out, in) layout: on which axis of each?); b_bias is whole.
     return [a.clone(), a_bias.clone(), b.clone(), b_bias.clone()]
 
 

@@ -77,9 +77,9 @@ def rmsnorm(x: torch.Tensor, g: torch.Tensor, eps: float = 1e-5) -> torch.Tensor
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """q: [B, kv_heads, group, d]; k, v: [B, kv_heads, ctx, d]. Every query head of a group
     reads the same K and V, so the cache is read once per sequence (GQA)."""
-    # TODO 1: scores = q . k for every cached token, scaled by 1/sqrt(d), in float32;
-    #         softmax over the ctx axis; weight the rows of v by it. Three lines; keep the
-    #         batched matmul so each sequence's cache is read once for all heads of a group.
+    # TODO 1: scaled dot-product attention of each query head over its group's ctx cached tokens,
+    #         the softmax taken in float32, the result [B, kv_heads, group, d] in v's dtype. Use batched
+    #         matmuls, so that each group's K and V are read once for all of its query heads.
     return torch.zeros_like(q)
 
 
@@ -180,9 +180,9 @@ def run_checks(args) -> None:
 # ---------------------------------------------------------------- timing and prediction
 def predicted_ms(cfg, batch, ctx, n_layers, w_bytes, kv_bytes, bw_bytes_s):
     """Memory-bound model: every weight byte and every cached K/V byte read once."""
-    # TODO 2: count the weights of one layer (QKV, O, gate/up, down) and the cached K and V
-    #         elements of `batch` sequences of `ctx` tokens; multiply by their bytes and by
-    #         n_layers; divide by bw_bytes_s; return milliseconds.
+    # TODO 2: the milliseconds n_layers take if a step does nothing but read, at bw_bytes_s, every weight
+    #         of the four GEMMs (w_bytes each) and every cached K and V value (kv_bytes each) once.
+    #         Count both from cfg: what shape has each of QKV, O, gate/up and down in one layer?
     return 0.0
 
 

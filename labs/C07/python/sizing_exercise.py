@@ -47,14 +47,14 @@ def params(m: dict) -> tuple[int, int]:
 
 
 def kv_bytes_per_token(m: dict, kv_bytes: float) -> float:
-    # TODO 1: bytes one token adds to the cache: K and V, in every layer, for every KV head
-    #         (not every query head: that is what GQA saves), head_dim values of kv_bytes each.
+    # TODO 1: the bytes one more token adds to the KV cache of the whole model, kv_bytes per value.
+    #         What does each layer store per token, and for how many heads? Check: 327,680 for 70B in bf16.
     return float("nan")
 
 
 def kv_pool_tokens(m, g, n, w_bytes, kv_bytes, mem_util=0.9) -> int:
-    # TODO 2: the HBM the node gives to weights + KV (mem_util of n GPUs of g["hbm"] bytes),
-    #         minus the resident weights (params(m)[0] of w_bytes each), in whole tokens of KV.
+    # TODO 2: how many whole tokens of KV fit: the node's n GPUs give the fraction mem_util of their HBM
+    #         to weights + KV, and the resident weights (see params) take their share first. Never < 0.
     return 0
 
 
@@ -78,9 +78,9 @@ def slo_batch(m, g, n, w_bytes, kv_bytes, ctx, slo_s, gemm_fp8=False, bw_eff=1.0
     c = 2 * gemm / ((g["fp8"] if gemm_fp8 else g["bf16"]) * n)  # GEMM compute per sequence (s)
     per_seq = max(ctx * kv_bytes_per_token(m, kv_bytes) / bw,
                   ctx * 4 * m["layers"] * m["heads"] * m["head_dim"] / (g["bf16"] * n))
-    # TODO 3: step_time(B) = max(a, c * B) + per_seq * B. Solve step_time(B) = slo_s:
-    #         first assume the GEMMs are memory-bound (time a); if the B you get has c * B > a,
-    #         they are compute-bound and the step is (c + per_seq) * B. Return 0.0 if slo_s <= a.
+    # TODO 3: the batch B whose step time, max(a, c * B) + per_seq * B, equals slo_s, in closed form.
+    #         The max makes it piecewise linear: solve one piece, then check that B lies in that piece.
+    #         If even an empty batch misses the SLO, return 0.0.
     return 0.0
 
 

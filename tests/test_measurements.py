@@ -10,6 +10,10 @@ from tutor_build.load import load_course
 from tutor_build.measurements import records, source_digest
 from tutor_build.render.measured import Filler
 
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
 TOOLS = Toolchains(nvcc="CUDA 13.0", hipcc="", nvidia_gpu="NVIDIA H200", amd_gpu="", torch="", triton="")
 
 
@@ -93,3 +97,39 @@ def test_roofline_without_counted_flops_is_an_error(course_dir):
     course, diags = load_course(course_dir)
     found = [(d.path, d.line, d.code) for d in run_all(course, diags)]
     assert found == [("modules/A01-fake-basics/5-performance.md", 6, "E707")]
+
+
+def test_a_record_measured_with_a_kept_earlier_kit_is_current_only_while_its_lab_is_unchanged(tmp_path):
+    from tutor_build.measurements import PREVIOUS_KITS, measured_with, source_digest
+
+    files = ("labs/X/python/lab.py", "labs/common/python/kit.py")
+    (tmp_path / "labs/X/python").mkdir(parents=True)
+    (tmp_path / "labs/common/python").mkdir(parents=True)
+    (tmp_path / files[0]).write_text("lab v1\n")
+    (tmp_path / files[1]).write_text("kit v1\n")
+    sha = source_digest(tmp_path, files)
+    assert measured_with(tmp_path, files, sha) == ""
+    (tmp_path / files[1]).write_text("kit v2\n")  # the kit changes: stale
+    assert measured_with(tmp_path, files, sha) is None
+    kept = tmp_path / PREVIOUS_KITS / "abc1234" / files[1]
+    kept.parent.mkdir(parents=True)
+    kept.write_text("kit v1\n")  # the earlier kit is kept: current, and named
+    assert measured_with(tmp_path, files, sha) == "abc1234"
+    (tmp_path / files[0]).write_text("lab v2\n")  # the lab itself changes: stale whatever is kept
+    assert measured_with(tmp_path, files, sha) is None
+
+
+def test_a_number_measured_with_an_earlier_kit_says_so_on_the_page():
+    from tutor_build.load import load_course
+    from tutor_build.measurements import measured_with
+    from tutor_build.render.measured import Filler
+
+    course, _ = load_course(ROOT)
+    carried = [m for m in course.measurements if not m.local and measured_with(ROOT, m.source, m.source_sha256)]
+    current = [m for m in course.measurements if not m.local and measured_with(ROOT, m.source, m.source_sha256) == ""]
+    filler = Filler(course)
+    for m in carried:
+        kit = measured_with(ROOT, m.source, m.source_sha256)
+        assert f"with the lab kit of {kit})" in filler.call("measured", (m.key,), "")
+    for m in current[:5]:
+        assert "with the lab kit of" not in filler.call("measured", (m.key,), "")

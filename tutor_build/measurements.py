@@ -22,6 +22,29 @@ def source_digest(root: Path, files: list[str] | tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
+PREVIOUS_KITS = "measurements/previous-kits"
+
+
+def measured_with(root: Path, files: tuple[str, ...], sha256: str) -> str | None:
+    """"" if the record's sources are unchanged; else the name of the kept earlier lab-kit version
+    (measurements/previous-kits/<name>/ holds its files) that, with the lab's current source, gives the
+    record's digest: the lab is unchanged and was measured with that kit; None if neither: stale."""
+    root = Path(root)
+    if source_digest(root, files) == sha256:
+        return ""
+    folder = root / PREVIOUS_KITS
+    for kit in sorted(folder.iterdir()) if folder.is_dir() else []:
+        digest = hashlib.sha256()
+        for name in files:
+            path = kit / name if (kit / name).is_file() else root / name
+            digest.update(name.encode() + b"\0")
+            digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+            digest.update(b"\0")
+        if digest.hexdigest() == sha256:
+            return kit.name
+    return None
+
+
 def record_key(rec: dict[str, Any]) -> str:
     return "/".join(str(rec.get(k)) for k in ("module", "lab", "variant", "vendor"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, error, warning
 from ..mdscan import scan
-from ..measurements import roofline_points, source_digest
+from ..measurements import measured_with, roofline_points
 from ..model import Course
 
 HIGHER_IS_BETTER = ("GB/s", "TB/s", "TFLOP/s", "GFLOP/s", "elements/s", "tokens/s")
@@ -30,13 +30,10 @@ def check(course: Course) -> list[Diagnostic]:
                     out.append(error(path, p.line, "E703", f"no measurement records to plot for {p.raw}"))
                 elif p.func == "roofline" and not roofline_points(course, p.args[0]):
                     out.append(error(path, p.line, "E707", f"no record under {p.args[0]} counted its bytes and FLOPs: {p.raw}"))
-    digests: dict[tuple[str, ...], str] = {}
     for rec in course.measurements:
         if rec.local:
             continue
-        if rec.source not in digests:
-            digests[rec.source] = source_digest(course.root, rec.source)
-        if digests[rec.source] != rec.source_sha256:
+        if measured_with(course.root, rec.source, rec.source_sha256) is None:
             out.append(warning(rec.ref.path, rec.ref.line, "W705",
                                f"stale record {rec.key}: {', '.join(rec.source)} changed since it was measured on {rec.date}"))
         if rec.unit in HIGHER_IS_BETTER and rec.unit == rec.ceiling_unit and rec.value > 1.05 * rec.ceiling_value > 0:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..mdscan import PLACEHOLDER, split_args
-from ..measurements import roofline_points
+from ..measurements import measured_with, roofline_points
 from ..model import Course, Measurement
 
 
@@ -33,11 +33,13 @@ def fmt_percent(pct: float) -> str:
     return f"{pct:.1f}%" if pct >= 1 else f"{pct:.2g}%"
 
 
-def describe(m: Measurement) -> str:
-    """value, % of the ceiling measured in the same run, GPU, toolkit and date."""
+def describe(m: Measurement, kit: str = "") -> str:
+    """value, % of the ceiling measured in the same run, GPU, toolkit and date; `kit` names the earlier
+    lab-kit version the lab was measured with, when the kit has changed since (measurements/previous-kits/)."""
     pct = m.percent_of_ceiling
     share = f", {pct:.0f}% of the {fmt_value(m.ceiling_value, m.ceiling_unit)} {m.ceiling_name}" if pct is not None else ""
-    return f"**{fmt_value(m.value, m.unit)}**{share} (measured on {m.gpu}, {m.toolkit}, {m.date})"
+    with_kit = f", with the lab kit of {kit}" if kit else ""
+    return f"**{fmt_value(m.value, m.unit)}**{share} (measured on {m.gpu}, {m.toolkit}, {m.date}{with_kit})"
 
 
 @dataclass
@@ -59,7 +61,9 @@ class Filler:
 
     def call(self, func: str, args: tuple[str, ...], asset_prefix: str) -> str:
         if func == "measured":
-            return describe(self._get(args[0])) + self._local_note(args[0])
+            rec = self._get(args[0])
+            kit = measured_with(self.course.root, rec.source, rec.source_sha256) or ""
+            return describe(rec, kit) + self._local_note(args[0])
         if func == "value":
             rec = self._get(args[0])
             return fmt_value(rec.value, rec.unit)

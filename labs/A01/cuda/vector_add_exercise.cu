@@ -7,9 +7,9 @@
 // One thread per element. The grid is rounded up to whole blocks, so some threads of the
 // last block have i >= n: the bounds check keeps them from touching memory past the end.
 __global__ void vector_add(const float* a, const float* b, float* c, size_t n) {
-  // TODO 1: compute this thread's global index i from blockIdx.x, blockDim.x and threadIdx.x.
-  //         Hint: cast to size_t before multiplying; an int product overflows past 2^31.
-  // TODO 2: if i < n, write c[i] = a[i] + b[i].
+  // TODO 1: i, this thread's element: the threads of the whole grid take consecutive elements, block
+  //         after block (blockIdx.x, blockDim.x, threadIdx.x), and i must not wrap for n >= 2^32.
+  // TODO 2: the last block has threads past the end: only a thread whose element exists writes c = a + b.
   // Until then c keeps its NaN poison and every check below fails.
 }
 

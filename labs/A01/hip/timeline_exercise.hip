@@ -8,8 +8,8 @@
 #include "tutor_lab.hip.h"  // vendor-specific
 
 __global__ void vector_add(const float* a, const float* b, float* c, size_t n) {
-  // TODO 1: one thread per element: compute the global index i (as size_t) and,
-  //         if i < n, write c[i] = a[i] + b[i]. Until then the check fails.
+  // TODO 1: the kernel of vector_add: one thread per element, and threads past the end of the vector
+  //         read and write nothing. Until then the check fails.
 }
 
 constexpr int kBlock = 256;
@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
   t = Clock::now();
   launch(da, db, dc, n);
   TUTOR_CHECK(hipGetLastError());
-  // TODO 2: a launch returns before the kernel has run. Wait for the device here
-  //         (hipDeviceSynchronize), or this clock measures only the launch and the
-  //         kernel hides inside the copy back. To see it, run with --n 134217728.
+  // TODO 2: this phase must end when the kernel has finished, not when the launch call returns (a
+  //         launch only queues the work), or its time hides in the copy back: make the host wait here
+  //         until the device is idle (hipDeviceSynchronize). Compare --n 134217728 with and without.
   const double t_kernel = ms_since(t);
 
   t = Clock::now();

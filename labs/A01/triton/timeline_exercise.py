@@ -104,13 +104,12 @@ def main() -> int:
     total = {"name": "program total", "value": t_total, "unit": "ms"}
     for name, ms in phases.items():
         print(f"{name:<14} {ms:10.3f} ms  {100 * ms / t_total:6.2f}% of the total", file=sys.stderr)
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        print("these times come from Triton's CPU interpreter, which runs the kernel as Python on this CPU,\n"
-              "far slower than a GPU: here the kernel looks like most of the program, the\n"
-              "opposite of a GPU run. The module's page shows the same command measured on an NVIDIA H200.",
-              file=sys.stderr)
         if args.bench:
             tutor_lab.measure("timeline", name, "time", ms, "ms", total)
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        print("these times come from Triton's CPU interpreter, which runs the kernel as Python on this CPU,\n"
+              "far slower than a GPU: here the kernel looks like most of the program, the opposite of a\n"
+              "GPU run. The module's page shows the same command measured on an NVIDIA H200.", file=sys.stderr)
     return tutor_lab.finish("timeline")
 
 

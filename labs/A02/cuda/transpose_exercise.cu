@@ -15,16 +15,16 @@ constexpr int kNaiveY = 256 / tutor::kWarpSize;
 // naive_row: the threads of a warp take neighbouring columns j of one row i.
 // Reads in[i][j..] are coalesced; writes out[j][i] land M floats apart (strided).
 __global__ void naive_row(const float* in, float* out, int M, int N) {
-  // TODO: j = column of in (from the x indices), i = row of in (from the y indices);
-  //       if both are in range, out[j][i] = in[i][j]. Row-major: in[i][j] is in[(size_t)i * N + j],
-  //       out[j][i] is out[(size_t)j * M + i].
+  // TODO 1: one thread per element, out[j][i] = in[i][j], with the x index (see launch) giving the
+  //         column j and the y index the row i; threads outside the matrix do nothing. Both matrices
+  //         are row-major (in has N columns, out has M); keep the offsets from overflowing an int.
 }
 
 // naive_col: the threads of a warp take neighbouring rows i of one column j.
 // Reads are strided; writes out[j][i..] are coalesced.
 __global__ void naive_col(const float* in, float* out, int M, int N) {
-  // TODO: the same copy, but x now runs over i (rows of in) and y over j.
-  //       Which of the two accesses is coalesced now?
+  // TODO 2: the same copy with the roles swapped: the x index gives the row i, the y index the column
+  //         j. Which of the two accesses is coalesced now, and how far apart are the lanes on the other?
 }
 
 // ---------------------------------------------------------------- shared-memory tiles
@@ -36,21 +36,21 @@ constexpr int kRows = 8;
 // tiled: the write phase reads a column of the tile. Row pitch 32 floats = 128 bytes, so the
 // 32 floats of a column all sit in the same one of the 32 four-byte banks: a 32-way conflict.
 __global__ void tiled(const float* in, float* out, int M, int N) {
-  // TODO 0: declare the tile: __shared__ float tile[kTile][kTile];
-  // TODO 1: the tile's corner: c0 = blockIdx.x * kTile (columns of in), r0 = blockIdx.y * kTile.
-  // TODO 2: for k = threadIdx.y, threadIdx.y + kRows, ... < kTile: copy in[r0 + k][c0 + threadIdx.x]
-  //         into tile[k][threadIdx.x] (skip elements outside the matrix).
-  // TODO 3: __syncthreads(): every thread must finish writing the tile before any reads it.
-  // TODO 4: for the same k: write out[c0 + k][r0 + threadIdx.x] = tile[threadIdx.x][k],
-  //         only where c0 + k < N and r0 + threadIdx.x < M (the edges of the matrix).
-  //         Consecutive threads now write consecutive addresses of out.
+  // TODO 3: a kTile x kTile tile in shared memory, and the row and column of in at the corner of this
+  //         block's tile (read launch: which block index runs across the columns of in?).
+  // TODO 4: the block copies its tile of in into the tile, x running along a row of in so that each
+  //         warp reads consecutive addresses; the kRows rows of threads share the kTile rows of the tile.
+  //         Skip elements outside in. No thread may read the tile before every thread has written it.
+  // TODO 5: write the transposed tile to out, x again running along a row, of out now, so the write
+  //         is coalesced too. Skip elements outside out: its row and column limits are in's, swapped.
+  //         Which element of the tile must each thread read for that?
 }
 
 // tiled_padded: the same kernel with one extra float per tile row. Pitch 33 puts element
 // [x][k] in bank (x + k) % 32, so the 32 floats of a column fall in 32 different banks.
 __global__ void tiled_padded(const float* in, float* out, int M, int N) {
-  // TODO: the same kernel as `tiled`, with the tile declared one float wider per row.
-  //       Work out which bank tile[x][k] falls in for x = 0..31 with 32 and with 33 floats per row.
+  // TODO 6: tiled's body, changed so that the 32 reads of a tile column hit 32 different banks. First
+  //         work out the bank of tile[x][k] for x = 0..31 with 32 floats per row, then fix the row.
 }
 
 // ---------------------------------------------------------------- best
@@ -72,16 +72,16 @@ constexpr int kBestY = 32;   // threads down the tile
 [[maybe_unused]] constexpr int kVecY = kBest / kBestY;      // rows per thread down
 
 __global__ void __launch_bounds__(kBestX * kBestY) best(const float* in, float* out, int M, int N) {
-  // TODO (stretch): start from tiled_padded and make each thread move more bytes at once.
-  //   1. A 64 x 64 tile, pitch kBest + 1; the block is kBestX x kBestY = 8 x 32 threads.
-  //      Mind the grid order (see launch): r0 = blockIdx.x * kBest, c0 = blockIdx.y * kBest.
-  //   2. Load phase: thread (x, y) loads float4s number x and x + 8 of rows y and y + 32 of the
-  //      tile (kVecY x kVecX of them), all four before storing any into shared memory.
-  //      A float4 load needs a 16-byte aligned address: only when N % 4 == 0 and all four
-  //      columns are inside the matrix; otherwise load the (up to) four floats one by one.
-  //   3. __syncthreads(), then the store phase, for a, b in {0, 1}: the float4 for
-  //      out[c0 + y + 32a][r0 + 4(x + 8b) .. + 3] is tile[4(x + 8b) .. + 3][y + 32a];
-  //      store it whole when M % 4 == 0 and it fits, else one by one.
+  // TODO 7: (stretch) tiled_padded, with more bytes per access and more loads in flight per thread.
+  //   1. A kBest x kBest tile, padded; the block is kBestX x kBestY threads. The grid is ordered
+  //      unlike tiled's: read launch to see which block index runs down the rows of in.
+  //   2. Load phase: each thread moves kVecY x kVecX float4s of the tile, placed so that a warp's
+  //      loads cover whole 128-byte lines, and issues all of them before it stores any to the tile.
+  //      A float4 access needs a 16-byte aligned address and all four floats inside the matrix:
+  //      work out when a row of in starts aligned, and fall back to single floats otherwise.
+  //   3. After the barrier, the store phase packs four tile elements from one tile column into a
+  //      float4 of a row of out, under the same rules (a row of out has M floats). Check both phases
+  //      against the bank formula in the comment above: neither may have a bank conflict.
 }
 
 // ---------------------------------------------------------------- driver

@@ -81,14 +81,14 @@ B04_HD inline uint8_t fp8_encode(float x, bool saturate) {
   if (te >= 1) {
     // Normal in fp8: exponent field and mantissa side by side, so that rounding up the
     // mantissa carries into the exponent (1.111b rounds to 10.000b) without a special case.
-    // TODO(1): build r from the exponent field te and the 23 mantissa bits of a, then round
-    //         it to (4 or 5) + mbits bits with shift_round_even.
+    // TODO 1: code = |x| as an fp8 normal code (exponent field, then mbits mantissa bits; the sign
+    //         comes later), rounded to nearest even by shift_round_even. Which of a's bits must go?
     code = 0u;
   } else {
     // Subnormal in fp8: the significand with its hidden 1, shifted onto the subnormal grid
     // 2^(1 - bias - mbits). A carry out of the top subnormal gives the smallest normal code.
-    // TODO(2): the 24-bit significand (hidden 1 included) times 2^(e - 23), expressed in units
-    //         of 2^(1 - bias - mbits): how far right must it shift? Round it to nearest even.
+    // TODO 2: code = |x| counted in units of that grid, rounded to nearest even; a's significand
+    //         (hidden 1 included) counts units of 2^(e - 23). Mind the shifts shift_round_even accepts.
     code = 0u;
   }
   if (code > f.max_code) return (uint8_t)overflow;  // 480 in e4m3, 256 in e4m3fnuz, ...

@@ -74,9 +74,9 @@ __global__ void quantize_mx(const float* x, uint8_t* q, uint8_t* scales, size_t 
     v[k] = i < n ? x[i] : 0.0f;  // a partial last block is padded with zeros
     m = fmaxf(m, fabsf(v[k]));
   }
-  // TODO(1): m is this thread's max over 4 elements; combine it with the 7 other threads of the
-  //         block of 32 (a butterfly of __shfl_xor_sync with width 8).  // vendor-specific
-  // TODO(2): e = floor(log2 m) - 8, read from the exponent field of m's bits (0 or subnormal m: -135 - 8)
+  // TODO 1: m is this thread's max over its 4 elements. Afterwards each of the 8 threads sharing this
+  //         block of 32 must hold the block's max: exchange registers between lanes, no shared memory.
+  // TODO 2: e = floor(log2 m) - 8 from m's exponent field, no float math (field 0: any e <= -127 is right).
   const int e = 0;
   const int shared = e < -127 ? -127 : e > 127 ? 127 : e;  // the E8M0 range
   const float inv = bits_f32((uint32_t)(127 - shared) << 23);  // 2^-shared, exact

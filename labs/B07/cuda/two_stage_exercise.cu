@@ -48,20 +48,20 @@ void run_pipeline(Pipe& p, int M, int n, int iters) {
   for (int m = 0; m < M; ++m) {
     int k = m % kBuffers;
     TUTOR_CHECK(cudaSetDevice(p.dev0));
-    // TODO: before overwriting slot k, stage 0 must wait until the copy of micro-batch
-    //       m - kBuffers has read it (which event marks that?). Only when m >= kBuffers.
+    // TODO 1: slot k still holds micro-batch m - kBuffers until its copy has read it: stage 0 must not
+    //         overwrite it before then (only when m >= kBuffers). Which of the three events says so?
     stage0<<<grid, kBlock, 0, p.s0>>>(p.x + size_t(m) * n, p.y0[k], n, iters);
     TUTOR_CHECK(cudaGetLastError());
-    // TODO: record the event that says "y0[k] is ready" on stage 0's stream.
-    // TODO: make the copy stream wait for it, and (m >= kBuffers) for stage 1 to have
-    //       finished reading y1[k] from micro-batch m - kBuffers.
+    // TODO 2: mark, on stage 0's stream, the point where y0[k] holds micro-batch m (TODO 3 waits on it).
+    // TODO 3: the copy may read y0[k] only once it is ready, and (when m >= kBuffers) overwrite y1[k]
+    //         only once stage 1 has finished reading micro-batch m - kBuffers out of it.
     TUTOR_CHECK(cudaMemcpyPeerAsync(p.y1[k], p.dev1, p.y0[k], p.dev0, bytes, p.copy));
-    // TODO: record the event that says "y1[k] has arrived" on the copy stream.
+    // TODO 4: mark, on the copy stream, the point where y1[k] has fully arrived (two waits depend on it).
     TUTOR_CHECK(cudaSetDevice(p.dev1));
-    // TODO: stage 1 may start only when y1[k] has arrived.
+    // TODO 5: stage 1 must not read y1[k] before the copy into it has landed.
     stage1<<<grid, kBlock, 0, p.s1>>>(p.y1[k], p.z + size_t(m) * n, n, iters);
     TUTOR_CHECK(cudaGetLastError());
-    // TODO: record the event that says "stage 1 is done with y1[k]".
+    // TODO 6: mark, on stage 1's stream, the point where it has finished reading y1[k] (TODO 3 needs it).
   }
   TUTOR_CHECK(cudaSetDevice(p.dev1));
   TUTOR_CHECK(cudaStreamSynchronize(p.s1));

@@ -39,11 +39,11 @@ __global__ void kv_read(const uint16_t* __restrict__ k, const uint16_t* __restri
   int lane = threadIdx.x % kLanesPerRow, slot = threadIdx.x / kLanesPerRow;
   float acc[kVec] = {};
   for (int t = slot; t < lens[seq]; t += kSlots) {
-    // TODO 1: find the physical block holding token t: the block table has one row of
-    //         max_blocks entries per sequence, and token t sits in logical block t / block.
+    // TODO 1: phys, the physical block of the pool that holds token t of sequence seq, looked up in
+    //         the block table: [num_seqs][max_blocks] entries, a row per sequence, in logical order.
     int phys = 0;
-    // TODO 2: the row of (token t, this head) in the pool [num_blocks][block][kv_heads]:
-    //         physical block phys, position t % block inside it, then the head.
+    // TODO 2: row, the index of (token t, this head) among the pool's rows, which are laid out as
+    //         [num_blocks][block][kv_heads] rows of kHeadDim values; it must not overflow an int.
     size_t row = 0;
     (void)table; (void)phys; (void)head;
     uint4 kq = reinterpret_cast<const uint4*>(k + row * kHeadDim)[lane];

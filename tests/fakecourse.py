@@ -151,8 +151,13 @@ def write_module(root: Path, mid: str, slug: str, title: str, prereqs: list[str]
         labdir = root / "labs" / mid / vendor
         labdir.mkdir(parents=True)
         (labdir / f"{lab}{ext}").write_text(text)
-        todo = "// TODO: write the kernel\n" if ext != ".py" else "# TODO: write the kernel\n"
+        todo = "// TODO 1: write the kernel\n" if ext != ".py" else "# TODO 1: write the kernel\n"
         (labdir / f"{lab}_exercise{ext}").write_text(todo + text)
+    hints = {"lab": lab, "hints": [{"todo": 1, "title": "the kernel", "question": "Which element is yours?",
+                                    "idea": "One element per thread.",
+                                    "line": {v: "c[i] = a[i] + b[i];" for v in ("cuda", "hip", "triton")}}]}
+    (root / "labs" / mid / "hints").mkdir()
+    (root / "labs" / mid / "hints" / f"{lab}.yml").write_text(json.dumps(hints, indent=1))
     cards = [{"id": f"{mid.lower()}-card-{i}", "q": f"Question {i}?", "a": f"Answer {i}.",
               "cite": "@vendor-sheet" if i % 2 else "#first-principles", "section": "first-principles"} for i in range(8)]
     (root / "cards").mkdir(exist_ok=True)

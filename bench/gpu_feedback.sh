@@ -13,7 +13,8 @@ for v in triton cuda; do
     cuda)   cmd="./build/labs/A01/cuda/timeline"; run="$cmd" ;;
   esac
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  toolkit=$(python3 -c "import sys; sys.path.insert(0, '.'); from tutor_build.labs.runner import runtime_description as d; from tutor_build.labs.toolchains import probe; print(d('$v', probe()))")
   { echo "\$ $cmd"; $run 2>&1 | grep -v '^{'; } > "$out/A01-timeline-$v-h200.txt"
-  echo "# $gpu, $(nvcc --version | grep -o 'release [0-9.]*'), $(date -u +%F)" >> "$out/A01-timeline-$v-h200.txt"
+  echo "# $gpu, $toolkit, $(date -u +%F)" >> "$out/A01-timeline-$v-h200.txt"
 done
 exit $status

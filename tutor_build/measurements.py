@@ -11,11 +11,12 @@ if TYPE_CHECKING:
     from .model import Course, Measurement
 
 
-def source_digest(root: Path, files: list[str] | tuple[str, ...]) -> str:
-    """sha256 over the measured files, in order; a missing file hashes as missing."""
+def source_digest(root: Path | str, files: list[str] | tuple[str, ...], kit: Path | None = None) -> str:
+    """sha256 over the measured files, in order; a missing file hashes as missing. With `kit`, a folder
+    of earlier file versions, a file found there is read from there instead (see measured_with)."""
     digest = hashlib.sha256()
     for name in files:
-        path = Path(root) / name
+        path = kit / name if kit is not None and (kit / name).is_file() else Path(root) / name
         digest.update(name.encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"<missing>")
         digest.update(b"\0")
@@ -33,14 +34,8 @@ def measured_with(root: Path, files: tuple[str, ...], sha256: str) -> str | None
     if source_digest(root, files) == sha256:
         return ""
     folder = root / PREVIOUS_KITS
-    for kit in sorted(folder.iterdir()) if folder.is_dir() else []:
-        digest = hashlib.sha256()
-        for name in files:
-            path = kit / name if (kit / name).is_file() else root / name
-            digest.update(name.encode() + b"\0")
-            digest.update(path.read_bytes() if path.is_file() else b"<missing>")
-            digest.update(b"\0")
-        if digest.hexdigest() == sha256:
+    for kit in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        if source_digest(root, files, kit) == sha256:
             return kit.name
     return None
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..load import load_course
 from ..model import LAB_PATHS
 from . import progress, runner
-from .hints import LEVELS, load_hints
+from .hints import LEVELS, load_hints, todo_numbers
 from ..measurements import record_key
 from .counterparts import check_pairs, pairs
 from .toolchains import probe
@@ -137,6 +137,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         outcomes.append(outcome)
         if args.exercise and outcome.ok and not outcome.skipped:
             progress.record(root, t.name, t.source(exercise=True))
+        elif args.exercise and not outcome.ok:
+            progress.forget(root, t.name)
     bar.close()
     code = _report(outcomes, "verify")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):
@@ -186,6 +188,16 @@ def cmd_hint(args: argparse.Namespace) -> int:
             print(d.format(), file=sys.stderr)
         return 1
     shown = [args.vendor] if args.vendor else list(vendors)
+    if args.vendor:  # only the TODOs this vendor's exercise has
+        exercise = root / runner.LabTarget(args.id, lab, args.vendor).source(exercise=True)
+        present = todo_numbers(exercise.read_text(encoding="utf-8")) if exercise.is_file() else set()
+        hints = [h for h in hints if h.todo in present]
+    if args.todo is not None:
+        todos = sorted(h.todo for h in hints)
+        hints = [h for h in hints if h.todo == args.todo]
+        if not hints:
+            raise BadInput(f"no TODO {args.todo} in {args.id} {lab}{' (' + args.vendor + ')' if args.vendor else ''}; "
+                           f"its TODOs are {', '.join(map(str, todos))}")
     print(f"{args.id} {lab}: hints at level {args.level} of 3 ({', '.join(LEVELS[:args.level])})")
     for h in sorted(hints, key=lambda h: h.todo):
         print(f"\nTODO {h.todo}: {h.title}")
@@ -197,7 +209,8 @@ def cmd_hint(args: argparse.Namespace) -> int:
                 code = "\n".join("      " + ln for ln in h.line[v].splitlines())
                 print(f"  line ({v}):\n{code}")
     if args.level < 3:
-        print(f"\nstill stuck? `tutor labs hint {args.id} {lab} --level {args.level + 1}`")
+        more = "".join(f" {flag} {value}" for flag, value in (("--vendor", args.vendor), ("--todo", args.todo)) if value)
+        print(f"\nstill stuck? `tutor labs hint {args.id} {lab} --level {args.level + 1}{more}`")
     return 0
 
 
@@ -292,6 +305,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--course", action="store_true", help="write the course's records (default: measurements/local/)")
     h = add("hint", cmd_hint, "graded hints for a lab: 1 a question, 2 the idea, 3 the line")
     h.add_argument("--level", type=int, choices=(1, 2, 3), default=1, help="how much to reveal (default 1)")
+    h.add_argument("--todo", type=int, default=None, help="one TODO only, by its number")
     add("status", cmd_status, "which exercises you have passed")
     add("counterparts", cmd_counterparts, "check HIP files mirror CUDA files line for line", vendor=False)
     add("sanitize", cmd_sanitize, "compute-sanitizer memcheck and racecheck over the CUDA labs", vendor=False)

@@ -101,6 +101,8 @@ def describe_check(e: dict) -> list[str]:
         lines.append(f"  out of bounds: {report}")
     for report in e.get("guard_written", []):
         lines.append(f"  guard zone: {report}")
+    for launch in e.get("launches", []):
+        lines.append(f"  launched {launch}")
     if e.get("error"):
         lines.append(f"  {e['error']}")
     bad = e.get("mismatches")
@@ -121,9 +123,21 @@ def describe_check(e: dict) -> list[str]:
     return lines
 
 
+# Failing checks that carry the most precise evidence come first.
+PRIORITY = {"out_of_bounds": 0, "guard_written": 1, "from_guard": 2, "never_written": 3}
+
+
+def most_telling_first(failed: list[dict]) -> list[dict]:
+    return sorted(failed, key=lambda e: PRIORITY.get(e.get("cause"), 9))  # stable: file order within a cause
+
+
 def advice(failed: list[dict]) -> list[str]:
     """One hint per distinct cause among the failing checks, then how to replay the first of them."""
     lines, seen = [], []
+    if any(e.get("cause") == "never_written" and any(l.endswith("= 0 programs") for l in e.get("launches", []))
+           for e in failed):
+        lines.append("hint: a launch ran 0 programs, so nothing was written: the grid is rounded down. "
+                     "The number of programs must be the size divided by the block, rounded up.")
     for e in failed:
         cause = e.get("cause")
         if cause in HINTS and cause not in seen:

@@ -29,6 +29,16 @@ def record(root: Path, name: str, exercise: str) -> None:
     tmp.replace(path)  # never a half-written file
 
 
+def forget(root: Path, name: str) -> None:
+    """A later failing verify of the same exercise: it is no longer done."""
+    data = load(root)
+    if data.pop(name, None) is not None:
+        path = root / PROGRESS
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+
 def modules_done(root: Path, labs_by_module: dict[str, list[str]]) -> dict[str, dict]:
     """module id -> {"done": labs passed in at least one vendor, "total": labs}: what the planner shows."""
     passed = {name.rsplit("/", 1)[0] for name in load(root)}

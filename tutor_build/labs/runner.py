@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..measurements import record_key, source_digest
 from ..model import LAB_PATHS, Course
-from .feedback import advice, describe_check, explain_exit, last_error, learner_frames
+from .feedback import advice, describe_check, explain_exit, last_error, learner_frames, most_telling_first
 from .toolchains import Toolchains
 
 COMMON = {"cuda": "labs/common/cuda/tutor_lab.cuh", "hip": "labs/common/hip/tutor_lab.hip.h",
@@ -157,18 +157,18 @@ def judge(target: LabTarget, exercise: bool, returncode: int, stdout: str, stder
         if "replay" not in e and "seed" in e and target.vendor in ("cuda", "hip"):
             binary = target.binary(exercise)[:-2] if target.vendor == "hip" else target.binary(exercise)
             e["replay"] = f"./{binary} --seed {e['seed']}"
-    for e in failed[:3]:
+    for e in most_telling_first(failed)[:3]:
         lines += describe_check(e)
     if len(failed) > 3:
         lines.append(f"... and {len(failed) - 3} more failing checks (run the file itself to see them all)")
-    lines += advice(failed)
+    lines += advice(most_telling_first(failed))
     crash = explain_exit(returncode, stderr)
     if crash:
         lines.append(crash)
     frames = learner_frames(stderr, f"labs/{target.module}/")
     error = last_error(stderr) if returncode != 0 else ""
     if frames:
-        lines.append("your code, innermost call last:")
+        lines.append("your code in the traceback:")
         lines += [f"  {f}" for f in frames]
     if error and (frames or not failed):
         lines.append(f"error: {error}")

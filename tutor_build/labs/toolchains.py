@@ -43,7 +43,7 @@ class Toolchains:
         if vendor == "hip":
             if not self.hipcc:
                 return False, "hipcc not found"
-            return (bool(self.amd_gpu), "" if self.amd_gpu else "no AMD GPU on this machine (HIP labs are compiled only)")
+            return (bool(self.amd_gpu), "" if self.amd_gpu else "no AMD GPU on this machine: HIP labs are compiled only")
         if not self.torch:
             return False, "PyTorch is not installed (pip install torch)"
         if vendor == "triton" and not self.triton:

@@ -158,9 +158,11 @@ inline void scan_guards(const GuardedAlloc& g, std::vector<std::string>& reports
     std::string where = changed == 1 ? "index " + std::to_string(first)
                                      : "indices " + std::to_string(first) + ".." + std::to_string(last);
     char text[256];
-    std::snprintf(text, sizeof text, "wrote %lld element%s %s of %s (%s; %s has %zu elements, 0..%zu)",
-                  changed, changed == 1 ? "" : "s", side == 0 ? "before the start" : "past the end",
-                  g.name.c_str(), where.c_str(), g.name.c_str(), g.count, g.count - 1);
+    std::string size = g.count == 1 ? "1 element, index 0"
+                                    : std::to_string(g.count) + " elements, 0.." + std::to_string(g.count - 1);
+    std::snprintf(text, sizeof text, "wrote %lld element%s %s of %s (%s; %s has %s)", changed,
+                  changed == 1 ? "" : "s", side == 0 ? "before the start" : "past the end", g.name.c_str(),
+                  where.c_str(), g.name.c_str(), size.c_str());
     reports.push_back(text);
     written = true;
   }

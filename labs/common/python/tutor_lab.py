@@ -21,6 +21,18 @@ import weakref
 import torch
 
 
+def _interpret_without_gpu() -> None:
+    """No GPU and no TRITON_INTERPRET: run Triton kernels through the interpreter instead of failing with
+    "0 active drivers". Triton reads the variable when a kernel is defined, after this import."""
+    if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+        print("tutor_lab: no GPU here, so Triton kernels run on the CPU through the interpreter "
+              "(TRITON_INTERPRET=1)", file=sys.stderr)
+
+
+_interpret_without_gpu()
+
+
 def pick_device() -> str:
     """cuda (which is also AMD's ROCm build of PyTorch) if there is a GPU, else cpu.
 
@@ -98,10 +110,14 @@ class _Guard:
             k = changed.numel()
             where = f"index {first}" if k == 1 else f"indices {first}..{last}"
             reports.append(f"wrote {k} element{'s' * (k != 1)} {side} of {self.name} "
-                           f"({where}; {self.name} has {self.numel} elements, 0..{self.numel - 1})")
+                           f"({where}; {self.name} has {_count(self.numel)})")
         if reports:
             self.arm()
         return reports
+
+
+def _count(numel: int) -> str:
+    return "1 element, index 0" if numel == 1 else f"{numel} elements, 0..{numel - 1}"
 
 
 def _pattern(nbytes: int, device) -> torch.Tensor:
@@ -227,7 +243,7 @@ def check(lab: str, variant: str, size: str, got: torch.Tensor, ref: torch.Tenso
     g = got.detach().to("cpu", torch.float64)
     r = ref.detach().to("cpu", torch.float64)
     record = {"event": "check", "lab": lab, "variant": variant, "size": size}
-    stray, written = out_of_bounds(), guards_written()
+    stray, written, ran = out_of_bounds(), guards_written(), launches()
     if g.shape != r.shape:
         ok, bad_count, cause = False, g.numel(), "shape"
         record["error"] = f"shape {tuple(g.shape)} != {tuple(r.shape)}"
@@ -256,6 +272,8 @@ def check(lab: str, variant: str, size: str, got: torch.Tensor, ref: torch.Tenso
     record.update(ok=ok, mismatches=bad_count, numel=g.numel(), seed=seed)
     if not ok:
         record.update(cause=cause, replay=replay_command(seed))
+        if ran:
+            record["launches"] = ran
         _failures += 1
     emit(record)
     return ok
@@ -329,6 +347,7 @@ def finish(lab: str) -> int:
 # with the kernel's line.
 _launch: dict = {"kernel": "", "file": "", "ranges": []}
 _violations: dict[tuple, dict] = {}
+_launches: list[str] = []  # "kernel: grid (x, y, z) = N programs" since the last check
 
 
 def _span(t: torch.Tensor) -> tuple[int, int]:
@@ -348,6 +367,16 @@ def _note_launch(executor, args_hst, kwargs_hst) -> None:
             lo, hi = _span(t)
             ranges.append((lo, hi, name, t.element_size(), tuple(t.shape)))
     _launch.update(kernel=executor.fn.__name__, file=executor.fn.__code__.co_filename, ranges=ranges)
+    grid = executor.grid
+    if callable(grid):
+        try:
+            import inspect
+            grid = grid(inspect.getcallargs(executor.fn, *args_hst, **kwargs_hst))
+        except Exception:  # a grid function the learner wrote may fail here too; the launch will say why
+            return
+    grid = tuple(int(g) for g in grid)
+    _launches.append(f"{executor.fn.__name__}: grid {grid} = {math.prod(grid)} program"
+                     f"{'s' * (math.prod(grid) != 1)}")
 
 
 def _kernel_line() -> str:
@@ -394,6 +423,13 @@ def _bounded(op: str, addrs, mask):
     return active & inside
 
 
+def launches() -> list[str]:
+    """The interpreted launches since the last call, with their grids (the last 8)."""
+    seen = _launches[-8:]
+    _launches.clear()
+    return seen
+
+
 def out_of_bounds() -> list[str]:
     """Plain-words reports of the stray loads and stores seen since the last call."""
     reports = []
@@ -402,7 +438,7 @@ def out_of_bounds() -> list[str]:
         k = v["count"]
         where = f"index {v['first']}" if v["first"] == v["last"] else f"indices {v['first']}..{v['last']}"
         reports.append(f"{kernel} {verb} {k} lane{'s' * (k != 1)} {side} {name} ({where}; {name} has "
-                       f"{v['numel']} elements, 0..{v['numel'] - 1})" + (f"\n    at {line}" if line else ""))
+                       f"{_count(v['numel'])})" + (f"\n    at {line}" if line else ""))
     _violations.clear()
     return reports
 

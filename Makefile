@@ -9,6 +9,13 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	@# No GPU here: PyTorch's CPU build (a few hundred MB) rather than the CUDA one PyPI gives (several GB).
+	@if ! $(BIN)/python -c "import torch" 2>/dev/null && ! command -v nvidia-smi >/dev/null 2>&1 \
+	    && ! command -v rocm-smi >/dev/null 2>&1; then \
+	  echo "no GPU found: installing the CPU build of PyTorch"; \
+	  $(BIN)/pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu \
+	    || echo "the CPU index was unreachable: pip will take PyTorch from PyPI"; \
+	fi
 	$(BIN)/pip install --quiet -e '.[test,labs]'
 	@if command -v npm >/dev/null 2>&1; then npm install --silent --no-audit --no-fund; fi
 	touch $(STAMP)

@@ -261,3 +261,47 @@ def test_the_planner_data_carries_passed_labs_only_in_a_learners_checkout(scratc
     data = json.loads(text[text.index("=") + 1:].rstrip().rstrip(";"))
     assert data["labs_passed"]["A01"] == {"done": 1, "total": 2}
     assert data["labs_passed"]["A02"] == {"done": 0, "total": 1}
+
+
+def test_hints_for_one_vendor_show_only_its_todos_and_one_todo_on_request():
+    triton = tutor("labs", "hint", "A02", "transpose", "--vendor", "triton").stdout
+    assert "TODO 3:" in triton and "TODO 1:" not in triton and "TODO 7:" not in triton
+    one = tutor("labs", "hint", "A01", "vector_add", "--todo", "2", "--level", "2").stdout
+    assert "TODO 2:" in one and "TODO 1:" not in one and "--level 3 --todo 2" in one
+    missing = tutor("labs", "hint", "A01", "vector_add", "--todo", "9")
+    assert missing.returncode == 2 and "its TODOs are 1, 2" in missing.stderr
+
+
+def test_the_most_telling_failure_is_shown_first():
+    wrong = [{"event": "check", "variant": f"v{i}", "ok": False, "mismatches": 1, "cause": "wrong_value"} for i in range(3)]
+    stray = {"event": "check", "variant": "late", "ok": False, "mismatches": 0, "cause": "out_of_bounds",
+             "out_of_bounds": ["k loaded 3 lanes past the end of x_ptr"]}
+    stdout = "".join(json.dumps(e) + "\n" for e in wrong + [stray])
+    detail = runner.judge(TARGET, True, 1, stdout, "").detail
+    assert detail.index("late") < detail.index("v0")
+    assert "k loaded 3 lanes past the end of x_ptr" in detail
+
+
+def test_a_triton_lab_runs_on_a_cpu_without_setting_the_interpreter_by_hand():
+    need_triton()
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env.pop("TRITON_INTERPRET", None)
+    done = subprocess.run([sys.executable, "labs/A01/triton/vector_add.py", "--quick"], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "through the interpreter" in done.stderr
+
+
+@pytest.mark.slow
+def test_an_exercise_that_fails_again_is_no_longer_done(scratch_course):
+    need_triton()
+    from tutor_build.labs import progress
+
+    progress.record(scratch_course, "A01/vector_add/triton", "labs/A01/triton/vector_add_exercise.py")
+    try:
+        done = tutor("labs", "verify", "A01", "vector_add", "--vendor", "triton", "--exercise",
+                     "--root", str(scratch_course), root=scratch_course)
+        assert done.returncode == 1
+        assert "A01/vector_add/triton" not in progress.load(scratch_course)
+    finally:
+        (scratch_course / progress.PROGRESS).unlink(missing_ok=True)

@@ -16,6 +16,8 @@ MUTANTS = [
      "offs = pid * BLOCK + tl.arange(0, BLOCK)", "offs = tl.arange(0, BLOCK)", "never written"),
     ("a01-grid-rounded-down", "labs/A01/triton/vector_add.py",
      "add_kernel[(triton.cdiv(n, BLOCK),)]", "add_kernel[(max(n // BLOCK, 1),)]", "never written"),
+    ("a01-grid-rounded-down-to-zero", "labs/A01/triton/vector_add.py",
+     "add_kernel[(triton.cdiv(n, BLOCK),)]", "add_kernel[(n // BLOCK,)]", "a launch ran 0 programs"),
     ("a02-mask-dims-swapped", "labs/A02/triton/transpose.py",
      "mask = (rows[:, None] < M) & (cols[None, :] < N)", "mask = (rows[:, None] < N) & (cols[None, :] < M)",
      "outside"),

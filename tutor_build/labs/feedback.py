@@ -112,7 +112,8 @@ def describe_check(e: dict) -> list[str]:
                                                    ("from_guard", "read from outside an input"),
                                                    ("nan_or_inf", "NaN or Inf"),
                                                    ("wrong_value", "wrong finite value")) if e.get(k)]
-        lines.append(f"  {bad}{f' of {numel}' if numel else ''} elements wrong"
+        noun = "element" if (numel or bad) == 1 else "elements"
+        lines.append(f"  {bad}{f' of {numel}' if numel else ''} {noun} wrong"
                      + (f": {', '.join(kinds)}" if kinds else ""))
         if "first_bad" in e:
             pos = e["first_bad"]

@@ -37,6 +37,7 @@ def test_cuda_labs_compile_for_hopper():
     done = tutor("labs", "build", "--vendor", "cuda")
     assert done.returncode == 0, done.stdout[-4000:]
     assert " 0 failed" in done.stdout
+    need(" 0 skipped" in done.stdout, f"the toolchain probe skipped CUDA builds: {done.stdout[-300:]}")
 
 
 @pytest.mark.slow
@@ -46,6 +47,7 @@ def test_hip_labs_compile_for_cdna():
     need(shutil.which("hipcc") is not None, "hipcc not found: HIP labs are not compiled here (apt install hipcc)")
     done = tutor("labs", "build", "--vendor", "hip")
     assert done.returncode == 0, done.stdout[-4000:]
+    need(" 0 skipped" in done.stdout, f"the toolchain probe skipped HIP builds: {done.stdout[-300:]}")
 
 
 @pytest.mark.slow

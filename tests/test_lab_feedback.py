@@ -131,6 +131,19 @@ def test_a_value_read_past_an_input_is_named():
     assert rc == 1 and events[0]["cause"] == "from_guard" and events[0]["from_guard"] == 1
 
 
+def test_a_half_precision_value_read_past_an_input_is_named():
+    need(importlib.util.find_spec("torch") is not None, "PyTorch is needed for the Python lab kit")
+    rc, events = run_kit(
+        "x = lab.guarded(torch.ones(4, dtype=torch.float16))\n"
+        "y = lab.output(4, dtype=torch.float16, name='y')\n"
+        "y.copy_(x)\n"
+        "y[2] = x._base[x.storage_offset() + 4]  # the two guard halves a 2-byte read can return\n"
+        "y[3] = x._base[x.storage_offset() + 5]\n"
+        "lab.check('t', 'v', '4', y, x, 1)\n"
+        "raise SystemExit(lab.finish('t'))")
+    assert rc == 1 and events[0]["from_guard"] == 2
+
+
 @pytest.mark.slow
 def test_the_interpreter_names_the_kernel_line_of_a_stray_store():
     need_triton()

@@ -113,8 +113,14 @@ def test_a_record_measured_with_a_kept_earlier_kit_is_current_only_while_its_lab
     assert measured_with(tmp_path, files, sha) is None
     kept = tmp_path / PREVIOUS_KITS / "abc1234" / files[1]
     kept.parent.mkdir(parents=True)
-    kept.write_text("kit v1\n")  # the earlier kit is kept: current, and named
-    assert measured_with(tmp_path, files, sha) == "abc1234"
+    kept.write_text("kit v1\n")  # the earlier kit is kept, but vouches for no current kit yet: stale
+    assert measured_with(tmp_path, files, sha) is None
+    import hashlib
+    (kept.parents[3] / "valid-for.txt").write_text(hashlib.sha256(b"kit v2\n").hexdigest() + "  " + files[1] + "\n")
+    assert measured_with(tmp_path, files, sha) == "abc1234"  # reviewed for kit v2: current, and named
+    (tmp_path / files[1]).write_text("kit v3\n")  # a later kit change nobody reviewed: stale again
+    assert measured_with(tmp_path, files, sha) is None
+    (tmp_path / files[1]).write_text("kit v2\n")
     (tmp_path / files[0]).write_text("lab v2\n")  # the lab itself changes: stale whatever is kept
     assert measured_with(tmp_path, files, sha) is None
 

@@ -29,15 +29,28 @@ PREVIOUS_KITS = "measurements/previous-kits"
 def measured_with(root: Path, files: tuple[str, ...], sha256: str) -> str | None:
     """"" if the record's sources are unchanged; else the name of the kept earlier lab-kit version
     (measurements/previous-kits/<name>/ holds its files) that, with the lab's current source, gives the
-    record's digest: the lab is unchanged and was measured with that kit; None if neither: stale."""
+    record's digest; None if neither: stale. A kept kit vouches only for the current kit files whose
+    sha256 its `valid-for.txt` lists: any later kit change makes its records stale again until someone
+    reviews that change and lists the new file."""
     root = Path(root)
     if source_digest(root, files) == sha256:
         return ""
     folder = root / PREVIOUS_KITS
     for kit in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
-        if source_digest(root, files, kit) == sha256:
+        if _vouches(root, kit, files) and source_digest(root, files, kit) == sha256:
             return kit.name
     return None
+
+
+def _vouches(root: Path, kit: Path, files: tuple[str, ...]) -> bool:
+    listed = kit / "valid-for.txt"
+    vouched = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
+    for name in files:
+        if (kit / name).is_file():
+            current = root / name
+            if not current.is_file() or hashlib.sha256(current.read_bytes()).hexdigest() not in vouched:
+                return False
+    return True
 
 
 def record_key(rec: dict[str, Any]) -> str:

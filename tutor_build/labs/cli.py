@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..load import load_course
-from ..model import LAB_PATHS
+from ..model import LAB_PATHS, Course
 from . import progress, runner
 from .hints import LEVELS, load_hints, todo_numbers
 from ..measurements import record_key
@@ -55,7 +55,7 @@ def course_root(given: str | None) -> Path:
                    "(run from the course checkout, or pass --root)")
 
 
-def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tuple[Path, list[runner.LabTarget]]:
+def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tuple[Path, list[runner.LabTarget], Course]:
     """The labs the arguments name; BadInput (exit 2) for an unknown module, lab or vendor, with the choices."""
     root = course_root(args.root)
     course, _ = load_course(root)
@@ -81,7 +81,7 @@ def _select(args: argparse.Namespace, vendors: tuple[str, ...] = VENDORS) -> tup
         what = f"{module or 'the course'}{'/' + lab if lab else ''}"
         raise BadInput(f"{what} has no {'/'.join(wanted)} lab; it has: {', '.join(have) or 'no labs'}")
     args.id = module
-    return root, found
+    return root, found, course
 
 
 def _report(outcomes: list[runner.Outcome], verb: str) -> int:
@@ -100,7 +100,7 @@ def _report(outcomes: list[runner.Outcome], verb: str) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    root, found = _select(args)
+    root, found, _ = _select(args)
     tools = probe()
     for t in found:
         can_build = tools.can_build(t.vendor) if t.vendor in ("cuda", "hip") else (True, "")
@@ -112,7 +112,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    root, found = _select(args, ("cuda", "hip"))
+    root, found, _ = _select(args, ("cuda", "hip"))
     found = [t for t in found if t.vendor in ("cuda", "hip")]
     tools = probe()
     bar = Progress(len(found) * 2, "building")
@@ -127,7 +127,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    root, found = _select(args)
+    root, found, _ = _select(args)
     tools = probe()
     bar = Progress(len(found), "verifying")
     outcomes = []
@@ -147,7 +147,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    root, found = _select(args)
+    root, found, _ = _select(args)
     tools = probe()
     if not tools.gpu:
         print("tutor labs bench: no GPU on this machine; benchmarks need one (verify runs without)", file=sys.stderr)
@@ -175,13 +175,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_hint(args: argparse.Namespace) -> int:
     if not args.id:
         raise BadInput("name a module and one of its labs, e.g. `tutor labs hint A01 vector_add`")
-    root, found = _select(args)
+    root, found, course = _select(args)
     labs = sorted({t.lab for t in found})
     if len(labs) > 1:
         raise BadInput(f"module {args.id} has {len(labs)} labs: name one of {', '.join(labs)} "
                        f"(e.g. `tutor labs hint {args.id} {labs[0]}`)")
     lab = labs[0]
-    vendors = tuple(sorted({t.vendor for t in runner.targets(load_course(root)[0], args.id) if t.lab == lab}))
+    vendors = tuple(sorted({t.vendor for t in runner.targets(course, args.id) if t.lab == lab}))
     hints, problems = load_hints(root, args.id, lab, vendors)
     if problems:
         for d in problems:
@@ -215,7 +215,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    root, found = _select(args)
+    root, found, _ = _select(args)
     done = progress.load(root)
     print(f"{'lab':34s} {'exercise':46s} status")
     for t in found:
@@ -240,7 +240,7 @@ def cmd_counterparts(args: argparse.Namespace) -> int:
 
 
 def cmd_sanitize(args: argparse.Namespace) -> int:
-    root, found = _select(args, ("cuda",))
+    root, found, _ = _select(args, ("cuda",))
     found = [t for t in found if t.vendor == "cuda"]
     tools = probe()
     if not tools.nvidia_gpu or not shutil.which("compute-sanitizer"):

@@ -19,9 +19,7 @@ def load(root: Path) -> dict[str, dict]:
     return data if isinstance(data, dict) else {}
 
 
-def record(root: Path, name: str, exercise: str) -> None:
-    data = load(root)
-    data[name] = {"date": dt.datetime.now(dt.timezone.utc).date().isoformat(), "exercise": exercise}
+def _save(root: Path, data: dict[str, dict]) -> None:
     path = root / PROGRESS
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -29,14 +27,17 @@ def record(root: Path, name: str, exercise: str) -> None:
     tmp.replace(path)  # never a half-written file
 
 
+def record(root: Path, name: str, exercise: str) -> None:
+    data = load(root)
+    data[name] = {"date": dt.datetime.now(dt.timezone.utc).date().isoformat(), "exercise": exercise}
+    _save(root, data)
+
+
 def forget(root: Path, name: str) -> None:
     """A later failing verify of the same exercise: it is no longer done."""
     data = load(root)
     if data.pop(name, None) is not None:
-        path = root / PROGRESS
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        _save(root, data)
 
 
 def modules_done(root: Path, labs_by_module: dict[str, list[str]]) -> dict[str, dict]:

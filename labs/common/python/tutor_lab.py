@@ -122,7 +122,7 @@ def _count(numel: int) -> str:
 
 def _pattern(nbytes: int, device) -> torch.Tensor:
     reps = -(-nbytes // len(GUARD_PATTERN))
-    return torch.tensor(list(GUARD_PATTERN) * reps, dtype=torch.uint8)[:nbytes].to(device)
+    return torch.frombuffer(bytearray(GUARD_PATTERN * reps)[:nbytes], dtype=torch.uint8).to(device)
 
 
 def _guard_elements(numel: int) -> int:
@@ -201,9 +201,13 @@ def _classify(got: torch.Tensor, bad: torch.Tensor) -> dict:
     raw = got.detach().contiguous().view(torch.uint8).view(-1, item).cpu()
     flat_bad = bad.flatten()
     poison = (raw == POISON_BYTE).all(dim=1) & flat_bad
-    guard = torch.tensor(list(GUARD_PATTERN[:item]) if item <= 4 else list(GUARD_PATTERN) * (item // 4),
-                         dtype=torch.uint8)
-    from_guard = (raw == guard).all(dim=1) & flat_bad & ~poison
+    # An element copied from a guard holds the pattern's bytes at some aligned offset into it.
+    period = GUARD_PATTERN * max(1, item // len(GUARD_PATTERN))
+    words = {period[k:k + item] for k in range(0, len(period), item)}
+    from_guard = torch.zeros_like(flat_bad)
+    for word in words:
+        from_guard |= (raw == torch.frombuffer(bytearray(word), dtype=torch.uint8)).all(dim=1)
+    from_guard &= flat_bad & ~poison
     g = got.detach().to("cpu", torch.float64).flatten()
     nonfinite = ~torch.isfinite(g) & flat_bad & ~poison & ~from_guard
     return {"never_written": int(poison.sum()), "from_guard": int(from_guard.sum()),

@@ -153,15 +153,15 @@ def judge(target: LabTarget, exercise: bool, returncode: int, stdout: str, stder
     if ok:
         return Outcome(target, True, events=events)
     lines = [f"in {target.source(exercise)}:"]
-    for e in failed:
+    for e in failed:  # the C++ kits print no replay command: it is the binary with the seed
         if "replay" not in e and "seed" in e and target.vendor in ("cuda", "hip"):
-            binary = target.binary(exercise)[:-2] if target.vendor == "hip" else target.binary(exercise)
-            e["replay"] = f"./{binary} --seed {e['seed']}"
-    for e in most_telling_first(failed)[:3]:
+            e["replay"] = " ".join(_run_command(target, exercise, ["--seed", str(e["seed"])]))
+    failed = most_telling_first(failed)
+    for e in failed[:3]:
         lines += describe_check(e)
     if len(failed) > 3:
         lines.append(f"... and {len(failed) - 3} more failing checks (run the file itself to see them all)")
-    lines += advice(most_telling_first(failed))
+    lines += advice(failed)
     crash = explain_exit(returncode, stderr)
     if crash:
         lines.append(crash)

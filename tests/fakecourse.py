@@ -20,7 +20,7 @@ def prose(words: int) -> str:
 
 def sections(mid: str, lab: str) -> dict[str, str]:
     return {
-        "1-analogy.md": f"{prose(170)}\n\n## Where the analogy breaks\n\n{prose(40)}\n",
+        "1-analogy.md": f"{prose(170)}\n\n{{{{ figure(\"picture\") }}}}\n\n## Where the analogy breaks\n\n{prose(40)}\n",
         "2-first-principles.md": textwrap.dedent(f"""\
             {prose(420)}
 
@@ -32,6 +32,10 @@ def sections(mid: str, lab: str) -> dict[str, str]:
             $$
             t \\ge \\frac{{\\text{{bytes}}}}{{B}}
             $$
+
+            {{{{ figure("steps") }}}}
+
+            {{{{ figure("bound") }}}}
 
             The peak is quoted from the datasheet [@vendor-sheet].
             """),
@@ -147,6 +151,11 @@ def write_module(root: Path, mid: str, slug: str, title: str, prereqs: list[str]
     (folder / "module.yml").write_text(MODULE_YML.format(mid=mid, title=title, track=mid[0], prereqs=json.dumps(prereqs), lab=lab))
     for name, text in sections(mid, lab).items():
         (folder / name).write_text(text)
+    (folder / "figures.yml").write_text(json.dumps([
+        {"id": fid, "draw": "common.flow", "args": {"steps": steps}, "alt": f"{fid}: " + ", then ".join(steps) + ".",
+         "caption": f"The {fid} of {mid}."}
+        for fid, steps in (("picture", ["read", "compute", "write"]), ("steps", ["count bytes", "divide by bandwidth"]),
+                           ("bound", ["bytes", "time floor"]))], indent=1))
     for vendor, ext, text in (("cuda", ".cu", CUDA), ("hip", ".hip", hip_of(CUDA)), ("triton", ".py", TRITON)):
         labdir = root / "labs" / mid / vendor
         labdir.mkdir(parents=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, error
 from .model import (
+    FigureSpec,
     LAB_PATHS,
     SECTION_SPECS,
     Card,
@@ -69,6 +70,30 @@ def _lab_specs(raw: Any, path: str) -> tuple[LabSpec, ...]:
     return tuple(specs)
 
 
+def load_figures(root: Path, folder: Path) -> tuple[tuple[FigureSpec, ...], str, list[Diagnostic]]:
+    """modules/<ID>/figures.yml: a list of {id, draw, args, alt, caption}; the checks judge the contents."""
+    path = folder / "figures.yml"
+    if not path.is_file():
+        return (), "", []
+    path_rel = rel(root, path)
+    raw, diags = load_yaml(path, path_rel)
+    if raw is None:
+        return (), path_rel, diags
+    if not isinstance(raw, LineList):
+        return (), path_rel, diags + [error(path_rel, 1, "E901", "figures.yml must be a list of figures")]
+    figures = []
+    for i, item in enumerate(raw):
+        line = raw.line_of(i)
+        if not isinstance(item, LineDict):
+            diags.append(error(path_rel, line, "E901", "each figure is a mapping with id, draw, alt and caption"))
+            continue
+        args = item.get("args") if isinstance(item.get("args"), dict) else {}
+        figures.append(FigureSpec(id=_str(item.get("id")), draw=_str(item.get("draw")), args=dict(args),
+                                  alt=_str(item.get("alt")), caption=_str(item.get("caption")),
+                                  ref=SourceRef(path_rel, line)))
+    return tuple(figures), path_rel, diags
+
+
 def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     folder_rel = rel(root, folder)
@@ -92,6 +117,8 @@ def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnosti
             text, read_diags = read_text(path, rel(root, path))
             diags += read_diags
             sections.append(Section(spec, rel(root, path), text or ""))
+    figures, figures_path, figure_diags = load_figures(root, folder)
+    diags += figure_diags
     match = MODULE_DIR.match(folder.name)
     module = Module(
         id=_str(raw.get("id")) or (match.group("id") if match else folder.name),
@@ -110,6 +137,8 @@ def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnosti
         sections=tuple(sections),
         ref=SourceRef(meta_rel, 1),
         raw=raw,
+        figures=figures,
+        figures_path=figures_path,
     )
     return module, diags
 
@@ -232,13 +261,14 @@ def load_measurements(root: Path) -> tuple[list[Measurement], list[Diagnostic]]:
     return records, diags
 
 
-def load_curriculum(root: Path) -> tuple[dict[str, str], list[LearningPath], list[Diagnostic]]:
+def load_curriculum(root: Path) -> tuple[dict[str, str], list[LearningPath], dict[str, str], list[Diagnostic]]:
+    """Tracks, learning paths, and the planned modules (id -> title) of curriculum.yml."""
     path = root / "curriculum.yml"
     if not path.is_file():
-        return dict(DEFAULT_TRACKS), [], []
+        return dict(DEFAULT_TRACKS), [], {}, []
     data, diags = load_yaml(path, "curriculum.yml")
     if not isinstance(data, LineDict):
-        return dict(DEFAULT_TRACKS), [], diags
+        return dict(DEFAULT_TRACKS), [], {}, diags
     tracks = data.get("tracks") if isinstance(data.get("tracks"), dict) else DEFAULT_TRACKS
     paths = []
     raw_paths = data.get("paths") if isinstance(data.get("paths"), LineList) else LineList()
@@ -246,7 +276,8 @@ def load_curriculum(root: Path) -> tuple[dict[str, str], list[LearningPath], lis
         if isinstance(item, dict):
             paths.append(LearningPath(_str(item.get("id")), _str(item.get("title")), _strings(item.get("goals")),
                                       SourceRef("curriculum.yml", raw_paths.line_of(i))))
-    return {str(k): str(v) for k, v in tracks.items()}, paths, diags
+    planned = data.get("planned") if isinstance(data.get("planned"), dict) else {}
+    return ({str(k): str(v) for k, v in tracks.items()}, paths, {str(k): str(v) for k, v in planned.items()}, diags)
 
 
 def load_sheets(root: Path) -> list[Sheet]:
@@ -270,7 +301,7 @@ def load_course(root: Path | str) -> tuple[Course, list[Diagnostic]]:
     cards, card_diags = load_cards(root)
     references, ref_diags = load_references(root)
     measurements, measurement_diags = load_measurements(root)
-    tracks, paths, curriculum_diags = load_curriculum(root)
+    tracks, paths, planned, curriculum_diags = load_curriculum(root)
     diags += card_diags + ref_diags + measurement_diags + curriculum_diags
     course = Course(
         root=root,
@@ -281,5 +312,6 @@ def load_course(root: Path | str) -> tuple[Course, list[Diagnostic]]:
         references=references,
         measurements=tuple(measurements),
         sheets=tuple(load_sheets(root)),
+        planned=planned,
     )
     return course, diags

@@ -64,6 +64,17 @@ class LabSpec:
 
 
 @dataclass(frozen=True)
+class FigureSpec:
+    """A concept figure drawn by code at build time (modules/<ID>/figures.yml)."""
+    id: str
+    draw: str  # "<file>.<function>" under tutor_build/figures/
+    args: Mapping[str, Any]
+    alt: str
+    caption: str
+    ref: SourceRef
+
+
+@dataclass(frozen=True)
 class Module:
     id: str
     title: str
@@ -81,6 +92,8 @@ class Module:
     sections: tuple[Section, ...]
     ref: SourceRef
     raw: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
+    figures: tuple[FigureSpec, ...] = ()
+    figures_path: str = ""  # modules/<folder>/figures.yml, when the module has one
 
     @property
     def name(self) -> str:
@@ -183,6 +196,7 @@ class Course:
     references: Mapping[str, Reference]
     measurements: tuple[Measurement, ...]  # course records, then local ones
     sheets: tuple[Sheet, ...]
+    planned: Mapping[str, str] = field(default_factory=dict)  # every module of the plan: id -> title
 
     def module(self, module_id: str) -> Module | None:
         return next((m for m in self.modules if m.id == module_id), None)

@@ -19,12 +19,15 @@ from .diagnostics import ERROR, WARNING
 from .load import load_course
 from .render.citations import Numberer
 from .render import highlight_cache
-from .render.math import tex_to_mathml
+from .render.inline import inline_figures, raw_tex, without_svg
+from .render.modlinks import link_modules
+from .render.math import stash_display_math, tex_to_mathml
 from .render.searchtext import plain_code
 from .render.measured import Filler
 from .render.pages import Site, render_site
 
 log = logging.getLogger("mkdocs.plugins.tutor")
+BUILD_INFO = {"W110"}  # warnings `tutor check` shows that do not stop a strict site build
 WATCHED = ("modules", "labs", "cards", "sheets", "measurements", "references.yml", "curriculum.yml")
 
 
@@ -57,6 +60,8 @@ class TutorPlugin(BasePlugin[TutorConfig]):
     def __init__(self) -> None:
         self.site: Site | None = None
         self.course = None
+        self.page_problems: list[str] = []  # raw TeX and missing figures, reported together before writing
+        self.svgs: dict[str, str] = {}
 
     def _root(self, config: MkDocsConfig) -> Path:
         return (Path(config.config_file_path).parent / self.config.root).resolve()
@@ -71,13 +76,15 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             listing = "\n".join(d.format() for d in errors)
             raise PluginError(f"the course has {len(errors)} contract error(s):\n{listing}")
         for d in diags:
-            if d.severity == WARNING:
-                log.warning(d.format())
+            if d.severity == WARNING:  # a planned module is a fact of the course's growth, not a problem
+                (log.info if d.code in BUILD_INFO else log.warning)(d.format())
         self.course = course
         if self.config.highlight_cache:
             highlight_cache.install(self._root(config) / ".cache" / "highlight")
         docs = Path(config.docs_dir)
         self.site = render_site(course, {p.relative_to(docs).as_posix() for p in docs.rglob("*.md")})
+        self.svgs = dict(self.site.inline_svg)
+        self.page_problems = []
         if config.nav is None:
             config.nav = build_nav(course, Path(config.docs_dir))
         return config
@@ -94,20 +101,41 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         return files
 
     def on_page_markdown(self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
-        """Hand-written pages (players, setup) may cite sources and quote measurements too."""
-        if not self.site or page.file.src_uri in self.site.pages:
+        """Display math is taken out before Markdown parses the page; hand-written pages (players, setup) may
+        cite sources and quote measurements too."""
+        markdown, page.tutor_display_math = stash_display_math(markdown)
+        if not self.site:
+            return markdown
+        own = next((m.id for m in self.course.modules if m.page_path == page.file.src_uri), "")
+        markdown = link_modules(markdown, self.course, page.file.src_uri, own)
+        if page.file.src_uri in self.site.pages:
             return markdown
         depth = page.file.src_uri.count("/")
         numberer = Numberer(dict(self.course.references), target="../" * depth + "references.md#ref-{key}")
         filler = Filler(self.course)
         markdown = numberer.replace(filler.fill(markdown, asset_prefix="../" * depth))
+        self.svgs.update(filler.inline)
         for path, svg in filler.plots.items():
             if files.get_file_from_path(path) is None:
                 files.append(File.generated(config, path, content=svg))
         return markdown
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
-        return tex_to_mathml(html)
+        html = tex_to_mathml(html, getattr(page, "tutor_display_math", {}))
+        if not self.site:
+            return html
+        html, missing = inline_figures(html, self.svgs)
+        where = page.file.src_uri
+        self.page_problems += [f"{where}: figure or plot {key} was not drawn" for key in missing]
+        self.page_problems += [f"{where}: TeX left unrendered: ...{snippet}..." for snippet in raw_tex(html)]
+        return html
+
+    def on_env(self, env, /, *, config: MkDocsConfig, files: Files):  # noqa: ANN001
+        """Every page has been converted and none written yet: refuse the build here, all problems at once."""
+        if self.page_problems:
+            listing = "\n".join(self.page_problems)
+            raise PluginError(f"{len(self.page_problems)} page problem(s):\n{listing}")
+        return env
 
     # The search plugin parses every page's HTML tag by tag; highlighted code is a tag per token, most of the
     # build's time. It indexes only text, so hand it the page with the highlighting spans removed, then put
@@ -115,7 +143,7 @@ class TutorPlugin(BasePlugin[TutorConfig]):
     @event_priority(100)
     def _code_as_plain_text_for_search(self, context, /, *, page: Page, config: MkDocsConfig, nav):  # noqa: ANN001
         page.tutor_highlighted = page.content
-        page.content = plain_code(page.content or "")
+        page.content = plain_code(without_svg(page.content or ""))
         return context
 
     @event_priority(-100)

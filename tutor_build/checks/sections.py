@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, error
+from ..diagnostics import Diagnostic, error, warning
 from ..mdscan import CITATION, PLACEHOLDER, Doc, scan
 from ..model import LAB_PATHS, SECTION_SPECS, TAB_LABELS, Course, Module
+from ..render.modlinks import mentions
 
-ALLOWED_FILES = {"module.yml"} | {s.filename for s in SECTION_SPECS}
+ALLOWED_FILES = {"module.yml", "figures.yml"} | {s.filename for s in SECTION_SPECS}
 HW_NUMBER = re.compile(
     r"\b\d[\d,.]*\s*(?:TB/s|GB/s|TiB|GiB|MiB|KiB|TB|GB|MB|KB|TFLOP/?s|PFLOP/?s|TFLOPS|PFLOPS|TOPS|GHz|MHz|SMs|CUs|XCDs)(?![\w/])"
 )
@@ -245,8 +246,13 @@ def check_module(course: Course, m: Module) -> list[Diagnostic]:
         h1 = next((h for h in doc.headings if h.level == 1), None)
         if h1:
             out.append(error(path, h1.line, "E203", "section files take no # title: the page adds the section heading"))
+        for line, mid in mentions(text):
+            if course.module(mid) is None and mid in course.planned:
+                out.append(warning(path, line, "W110", f"mentions {mid} ({course.planned[mid]}), a module not written yet: the page shows it as planned"))
+            elif course.module(mid) is None:
+                out.append(error(path, line, "E111", f"mentions module {mid}, which is neither written nor planned in curriculum.yml"))
         for p in doc.placeholders:
-            if p.func not in ("measured", "value", "ratio", "share", "ceiling", "plot", "roofline"):
+            if p.func not in ("measured", "value", "ratio", "share", "ceiling", "plot", "roofline", "figure"):
                 out.append(error(path, p.line, "E702", f"unknown placeholder {p.raw}"))
         key = section.spec.key
         if key == "analogy":

@@ -11,6 +11,7 @@ from ..mdscan import FENCE_OPEN
 from ..model import SECTION_SPECS, Course, Module
 from .citations import Numberer, entry, sources_list
 from .curriculum import all_paths, fmt_hours, graph_svg, hours
+from .excerpts import code_page, code_page_path, download_path, rewrite_includes
 from .measured import Filler
 
 
@@ -18,6 +19,7 @@ from .measured import Filler
 class Site:
     pages: dict[str, str] = field(default_factory=dict)  # docs-relative path -> Markdown
     assets: dict[str, str] = field(default_factory=dict)  # docs-relative path -> text (SVG, JS)
+    inline_svg: dict[str, str] = field(default_factory=dict)  # token key -> SVG the plugin inlines in the HTML
 
 
 def demote_headings(text: str) -> str:
@@ -43,9 +45,37 @@ def prerequisites_line(course: Course, m: Module) -> str:
     return ", ".join(links) or "none: start here"
 
 
-def module_page(course: Course, m: Module, site: Site) -> str:
+def next_steps(course: Course, m: Module, existing: set[str] = frozenset()) -> list[str]:
+    """The end of a module page: what to do now, then the previous and next module in course order."""
+    order = list(course.modules)
+    i = order.index(m)
+    cards = sum(1 for c in course.cards if c.module == m.id)
+    labs = ", ".join(f"`{lab.name}`" for lab in m.labs)
+    lines = ['!!! tip "What to do next"', "",
+             f"    - **Do the labs** ({labs}): [the lab section](#labs) says how; "
+             f"`tutor labs run {m.id} --vendor triton` runs them on a laptop CPU."]
+    if cards and "cards/index.md" in existing:
+        lines.append(f"    - **Practise**: the {cards} [recall cards of {m.id}](../cards/index.md?deck=module:{m.id}), "
+                     "spaced so that each comes back just before you would forget it.")
+    if m.player and f"players/{m.player}.md" in existing:
+        lines.append(f"    - **Play**: the [{m.player.replace('-', ' ')} player](../players/{m.player}.md) runs this module's model.")
+    later = [o for o in order if m.id in o.prerequisites]
+    if later:
+        lines.append("    - **Builds on this**: " + ", ".join(f"[{o.id} · {o.title}]({o.name}.md)" for o in later) + ".")
+    lines += ["", f'<nav class="tutor-pager" aria-label="Previous and next module" markdown>']
+    if i > 0:
+        prev = order[i - 1]
+        lines.append(f"[← Previous: {prev.id} · {prev.title}]({prev.name}.md){{ .tutor-pager-prev rel=prev }}")
+    if i + 1 < len(order):
+        nxt = order[i + 1]
+        lines.append(f"[Next: {nxt.id} · {nxt.title} →]({nxt.name}.md){{ .tutor-pager-next rel=next }}")
+    lines += ["</nav>", ""]
+    return lines
+
+
+def module_page(course: Course, m: Module, site: Site, existing: set[str] = frozenset()) -> str:
     numberer = Numberer(dict(course.references))
-    filler = Filler(course)
+    filler = Filler(course, module=m)
     h = m.hours
     track = course.tracks.get(m.track, m.track)
     outline = " · ".join(f"[{s.number} · {s.title}](#{s.key})" for s in SECTION_SPECS)
@@ -64,6 +94,10 @@ def module_page(course: Course, m: Module, site: Site) -> str:
     for spec in SECTION_SPECS:
         section = m.section(spec.key)
         body = section.text if section else ""
+        body, linked = rewrite_includes(body, course.root)
+        for rel, lang in linked.items():
+            site.pages[code_page_path(rel)] = code_page(course.root, rel, lang)
+            site.assets[download_path(rel)] = (course.root / rel).read_text(encoding="utf-8")
         body = filler.fill(body, asset_prefix="../")
         if spec.key == "sources":
             sources_text = body
@@ -71,6 +105,7 @@ def module_page(course: Course, m: Module, site: Site) -> str:
             continue
         body = numberer.replace(demote_headings(body))
         parts += [f"## {spec.number} · {spec.title} {{ #{spec.key} }}", "", body.strip(), ""]
+    parts += next_steps(course, m, existing)
     listed = set(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s+\[@([\w:.\-/]+)\]", sources_text, re.MULTILINE))
     sources = numberer.replace(sources_list(demote_headings(sources_text), numberer))
     extra = [k for k in numberer.order if k not in listed and k in course.references]
@@ -78,6 +113,7 @@ def module_page(course: Course, m: Module, site: Site) -> str:
         sources += "\n\n**Also cited on this page**\n\n" + "\n".join(
             f'- <span id="ref-{k}"></span>**[{numberer.number(k)}]** {entry(course.references[k])}' for k in extra)
     site.assets.update(filler.plots)
+    site.inline_svg.update(filler.inline)
     return "\n".join(parts).replace("@@SOURCES@@", sources.strip()) + "\n"
 
 
@@ -186,6 +222,7 @@ def sheet_pages(course: Course, site: Site) -> None:
         filler = Filler(course)
         text = numberer.replace(filler.fill(text, asset_prefix="../"))
         site.assets.update(filler.plots)
+        site.inline_svg.update(filler.inline)
         site.pages[f"sheets/{sheet.name}.md"] = text
         index.append(f"- [{sheet.title}]({sheet.name}.md)")
     site.pages["sheets/index.md"] = "\n".join(index) + "\n"
@@ -224,7 +261,7 @@ def render_site(course: Course, hand_written: set[str] = frozenset()) -> Site:
     """All generated pages and assets. `hand_written`: the pages under docs/ (links to them are kept only if present)."""
     site = Site()
     for m in course.modules:
-        site.pages[m.page_path] = module_page(course, m, site)
+        site.pages[m.page_path] = module_page(course, m, site, set(hand_written))
     for track in course.tracks:
         if any(m.track == track for m in course.modules):
             site.pages[f"tracks/{track}.md"] = track_page(course, track)

@@ -35,6 +35,12 @@
     var loaded = Store.load(storage(), C.STORAGE_KEY, C.APP, C.VERSION, C.validate, C.freshState);
     var state = loaded.data;
     if (!C.filterValid(course, state.filter)) state.filter = { kind: "all", value: "" };
+    // A module page links here with ?deck=module:A01: open that deck.
+    var asked = /[?&]deck=([a-z]+):([^&]+)/.exec(window.location.search);
+    if (asked) {
+      var wanted = { kind: asked[1], value: decodeURIComponent(asked[2]) };
+      if (C.filterValid(course, wanted)) state.filter = wanted;
+    }
     var current = null;
     var revealed = false;
 

@@ -10,6 +10,7 @@ from typing import Any
 from .diagnostics import Diagnostic, error
 from .model import (
     FigureSpec,
+    GlossaryEntry,
     LAB_PATHS,
     SECTION_SPECS,
     Card,
@@ -280,6 +281,31 @@ def load_curriculum(root: Path) -> tuple[dict[str, str], list[LearningPath], dic
     return ({str(k): str(v) for k, v in tracks.items()}, paths, {str(k): str(v) for k, v in planned.items()}, diags)
 
 
+def load_glossary(root: Path) -> tuple[tuple[GlossaryEntry, ...], list[Diagnostic]]:
+    path = root / "glossary.yml"
+    if not path.is_file():
+        return (), []
+    raw, diags = load_yaml(path, "glossary.yml")
+    if raw is None:
+        return (), diags
+    if not isinstance(raw, LineList):
+        return (), diags + [error("glossary.yml", 1, "E113", "glossary.yml must be a list of {term, definition}")]
+    entries, seen = [], set()
+    for i, item in enumerate(raw):
+        line = raw.line_of(i)
+        if not isinstance(item, dict) or not _str(item.get("term")) or not _str(item.get("definition")):
+            diags.append(error("glossary.yml", line, "E113", "a glossary entry needs a term and a definition"))
+            continue
+        term = _str(item.get("term"))
+        if term in seen:
+            diags.append(error("glossary.yml", line, "E113", f"glossary term {term} is defined twice"))
+            continue
+        seen.add(term)
+        entries.append(GlossaryEntry(term, _str(item.get("expansion")), " ".join(_str(item.get("definition")).split()),
+                                     _str(item.get("module")), SourceRef("glossary.yml", line)))
+    return tuple(entries), diags
+
+
 def load_sheets(root: Path) -> list[Sheet]:
     sheets = []
     for path in sorted((root / "sheets").glob("*.md")):
@@ -302,6 +328,8 @@ def load_course(root: Path | str) -> tuple[Course, list[Diagnostic]]:
     references, ref_diags = load_references(root)
     measurements, measurement_diags = load_measurements(root)
     tracks, paths, planned, curriculum_diags = load_curriculum(root)
+    glossary, glossary_diags = load_glossary(root)
+    diags += glossary_diags
     diags += card_diags + ref_diags + measurement_diags + curriculum_diags
     course = Course(
         root=root,
@@ -313,5 +341,6 @@ def load_course(root: Path | str) -> tuple[Course, list[Diagnostic]]:
         measurements=tuple(measurements),
         sheets=tuple(load_sheets(root)),
         planned=planned,
+        glossary=glossary,
     )
     return course, diags

@@ -64,6 +64,15 @@ class LabSpec:
 
 
 @dataclass(frozen=True)
+class GlossaryEntry:
+    term: str
+    expansion: str
+    definition: str
+    module: str
+    ref: SourceRef
+
+
+@dataclass(frozen=True)
 class FigureSpec:
     """A concept figure drawn by code at build time (modules/<ID>/figures.yml)."""
     id: str
@@ -197,6 +206,7 @@ class Course:
     measurements: tuple[Measurement, ...]  # course records, then local ones
     sheets: tuple[Sheet, ...]
     planned: Mapping[str, str] = field(default_factory=dict)  # every module of the plan: id -> title
+    glossary: tuple[GlossaryEntry, ...] = ()
 
     def module(self, module_id: str) -> Module | None:
         return next((m for m in self.modules if m.id == module_id), None)

@@ -19,6 +19,7 @@ from .diagnostics import ERROR, WARNING
 from .load import load_course
 from .render.citations import Numberer
 from .render import highlight_cache
+from .render.glossary import mark_terms
 from .render.inline import inline_figures, raw_tex, without_svg
 from .render.modlinks import link_modules
 from .render.math import stash_display_math, tex_to_mathml
@@ -46,6 +47,8 @@ def build_nav(course, docs_dir: Path) -> list:
     tools += [{"Reference sheets": "sheets/index.md"}]
     reference = present([("Setup", "SETUP.md"), ("Triton primer", "primers/triton.md"),
                          ("Writing a module", "AUTHORING.md")]) + [{"Bibliography": "references.md"}]
+    if course.glossary:
+        reference.append({"Glossary": "glossary.md"})
     return [{"Home": "index.md"}, {"Curriculum": "curriculum.md"}, {"Tracks": tracks}, {"Tools": tools},
             {"Reference": reference}]
 
@@ -124,6 +127,8 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         html = tex_to_mathml(html, getattr(page, "tutor_display_math", {}))
         if not self.site:
             return html
+        if page.file.src_uri != "glossary.md" and not page.file.src_uri.startswith("code/"):
+            html = mark_terms(html, self.course.glossary)
         html, missing = inline_figures(html, self.svgs)
         where = page.file.src_uri
         self.page_problems += [f"{where}: figure or plot {key} was not drawn" for key in missing]

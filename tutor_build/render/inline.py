@@ -14,20 +14,16 @@ _RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\(?:frac|sum|sqrt|cdot|times|l
 def inline_figures(page_html: str, svgs: dict[str, str]) -> tuple[str, list[str]]:
     """Replace each token (with its paragraph, when it has one of its own) by a <figure>. Returns the page and
     the keys it could not find, and any token left broken by the Markdown around it."""
-    missing: list[str] = []
-
     def swap(m: re.Match) -> str:
         key = m.group("key")
         svg = svgs.get(key)
         if svg is None:
-            missing.append(key)
             return m.group(0)
         caption = f"<figcaption>{m.group('caption')}</figcaption>" if m.group("caption") else ""
         return f'<figure class="tutor-figure" id="fig-{key.lower()}">{svg}{caption}</figure>'
 
     page_html = TOKEN.sub(swap, page_html)
-    missing += re.findall(r"@@TUTOR-SVG:([\w.\-]+)@@", page_html)
-    return page_html, missing
+    return page_html, re.findall(r"@@TUTOR-SVG:([\w.\-]+)@@", page_html)
 
 
 def raw_tex(page_html: str) -> list[str]:

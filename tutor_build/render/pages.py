@@ -11,6 +11,7 @@ from ..mdscan import FENCE_OPEN
 from ..model import SECTION_SPECS, Course, Module
 from .citations import Numberer, entry, sources_list
 from .curriculum import all_paths, fmt_hours, graph_svg, hours
+from .glossary import glossary_page
 from .excerpts import code_page, code_page_path, download_path, rewrite_includes
 from .measured import Filler
 
@@ -266,6 +267,8 @@ def render_site(course: Course, hand_written: set[str] = frozenset()) -> Site:
         if any(m.track == track for m in course.modules):
             site.pages[f"tracks/{track}.md"] = track_page(course, track)
     site.pages["references.md"] = references_page(course)
+    if course.glossary:
+        site.pages["glossary.md"] = glossary_page(course)
     site.pages["curriculum.md"] = curriculum_page(course)
     sheet_pages(course, site)
     site.assets["assets/generated/course-data.js"] = course_data(course)

@@ -1,0 +1,113 @@
+"""The page machinery of the render step, piece by piece: display math anywhere, the raw-TeX gate, inline
+figures, lab excerpts, module mentions, glossary tooltips, the SVG canvas's limits."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import markdown
+import pytest
+
+from tutor_build.model import Course, GlossaryEntry, SourceRef
+from tutor_build.render.excerpts import answer_parts, excerpt_parts, rewrite_includes
+from tutor_build.render.glossary import mark_terms
+from tutor_build.render.inline import inline_figures, raw_tex
+from tutor_build.render.math import stash_display_math, tex_to_mathml
+from tutor_build.render.modlinks import link_modules, mentions
+from tutor_build.render.svg import Canvas
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def to_html(md_text: str) -> str:
+    text, stash = stash_display_math(md_text)
+    return tex_to_mathml(markdown.markdown(text, extensions=["pymdownx.arithmatex", "pymdownx.superfences"],
+                                           extension_configs={"pymdownx.arithmatex": {"generic": True}}), stash)
+
+
+def test_display_math_inside_a_list_item_renders_as_mathml():
+    page = to_html(textwrap.dedent("""\
+        1. The time is at least
+           $$
+           T \\ge \\frac{Q}{B}
+           $$
+           so the kernel cannot be faster.
+        2. Next step.
+        """))
+    assert page.count("<math") == 1 and 'display="block"' in page and "<mfrac>" in page
+    assert raw_tex(page) == [] and "$$" not in page
+    assert page.index("<li>") < page.index("<math") < page.index("Next step")
+
+
+def test_display_math_in_code_is_left_alone_and_unrendered_tex_is_caught():
+    page = to_html("```text\n$$\nx\n$$\n```\n")
+    assert "$$" in page and raw_tex(page) == []  # in code: fine
+    assert raw_tex("<p>so $$ x = \\frac{1}{2} $$ holds</p>")
+    assert raw_tex("<p>the term \\(a+b\\) stayed</p>")
+    assert raw_tex("<p>costs $5 and $6</p>") == []
+
+
+def test_inline_figure_tokens_become_figures_and_a_lost_token_is_reported():
+    html = '<p>@@TUTOR-SVG:A01-x@@ <strong>Figure A01.1.</strong> A caption. @@END-SVG@@</p>'
+    out, missing = inline_figures(html, {"A01-x": '<svg role="img"></svg>'})
+    assert out == ('<figure class="tutor-figure" id="fig-a01-x"><svg role="img"></svg><figcaption><strong>Figure A01.1.'
+                   '</strong> A caption.</figcaption></figure>') and missing == []
+    _, missing = inline_figures(html, {})
+    assert missing == ["A01-x"]
+
+
+def test_excerpts_show_kernels_and_a_solution_shows_only_its_answer():
+    exercise = ROOT / "labs/A02/cuda/transpose_exercise.cu"
+    lines = exercise.read_text().splitlines()
+    shown = "\n".join("\n".join(lines[p.first - 1:p.last]) for p in excerpt_parts(exercise))
+    assert "__global__ void naive_row" in shown and "TODO 1" in shown
+    assert len(shown.splitlines()) < len(lines)
+    answer = answer_parts(ROOT, "labs/A02/cuda/transpose.cu")
+    solution = (ROOT / "labs/A02/cuda/transpose.cu").read_text().splitlines()
+    text = "\n".join("\n".join(solution[p.first - 1:p.last]) for p in answer)
+    assert "__global__ void naive_row" in text and "TODO" not in text
+    md_text, linked = rewrite_includes('```cuda title="labs/A02/cuda/transpose.cu"\n--8<-- "labs/A02/cuda/transpose.cu"\n```\n', ROOT)
+    assert "--8<--" not in md_text and linked == {"labs/A02/cuda/transpose.cu": "cuda"}
+    assert "[labs/A02/cuda/transpose.cu](../code/labs/A02/cuda/transpose.cu.md)" in md_text
+
+
+def test_python_excerpts_keep_the_jit_kernel_and_its_launch():
+    path = ROOT / "labs/A01/triton/vector_add_exercise.py"
+    lines = path.read_text().splitlines()
+    text = "\n".join("\n".join(lines[p.first - 1:p.last]) for p in excerpt_parts(path))
+    assert "@triton.jit" in text and "def add_kernel" in text
+    assert "add_kernel[(" in text and "def main" not in text  # the launch: kernel[grid](...), not the driver
+
+
+def _course() -> Course:
+    from tutor_build.load import load_course
+
+    return load_course(ROOT)[0]
+
+
+def test_module_mentions_link_written_modules_and_mark_planned_ones():
+    course = _course()
+    text = "See A02 for sectors and A04 for the roofline; `A04` in code and [A04](x.md) stay."
+    out = link_modules(text, course, "modules/A01-gpu-mental-model.md", own_id="A01")
+    assert "[A02](A02-memory-coalescing.md)" in out
+    assert '<span class="tutor-planned" title="A04 The memory hierarchy and the roofline: planned, not written yet">A04 (planned)</span>' in out
+    assert "`A04`" in out and "[A04](x.md)" in out
+    assert mentions("A01 itself and A04\n```\nA05\n```\n# A06 heading") == [(1, "A01"), (1, "A04")]
+
+
+def test_glossary_marks_the_first_use_only_and_never_inside_code_or_links():
+    entry = GlossaryEntry("HBM", "High Bandwidth Memory", "The GPU's stacked DRAM.", "", SourceRef("glossary.yml"))
+    html = '<p><code>HBM</code> and <a href="#">HBM</a>, then HBM and HBM again.</p>'
+    out = mark_terms(html, (entry,))
+    assert out.count("<abbr") == 1
+    assert out == ('<p><code>HBM</code> and <a href="#">HBM</a>, then <abbr title="High Bandwidth Memory: The GPU&#x27;s '
+                   'stacked DRAM.">HBM</abbr> and HBM again.</p>')
+
+
+@pytest.mark.parametrize("bad", [lambda: Canvas(600, 100), lambda: Canvas(400, 100).text(0, 0, "tiny", size=10),
+                                 lambda: Canvas(400, 100).rect(0, 0, 1, 1, fill="#ff0000"),
+                                 lambda: Canvas(400, 100).render("")])
+def test_the_canvas_refuses_what_a_phone_or_a_dark_page_cannot_show(bad):
+    with pytest.raises(ValueError):
+        bad()

@@ -199,7 +199,11 @@ def make_course(root: Path) -> Path:
     (root / "references.yml").write_text(yaml.safe_dump(REFERENCES, sort_keys=False))
     write_record(root, "A01")
     write_record(root, "A02")
+    (root / "glossary.yml").write_text(json.dumps([
+        {"term": term, "definition": f"The fake course's {term}."}
+        for term in ("AMD", "CDNA", "CUDA", "FLOP", "HBM", "HIP", "NVIDIA", "TB")], indent=1))
     (root / "docs" / "assets" / "css").mkdir(parents=True)
-    shutil.copy(REPO / "docs" / "assets" / "css" / "tutor.css", root / "docs" / "assets" / "css" / "tutor.css")
+    for css in ("tutor.css", "figures.css"):
+        shutil.copy(REPO / "docs" / "assets" / "css" / css, root / "docs" / "assets" / "css" / css)
     (root / "mkdocs.yml").write_text((REPO / "mkdocs.yml").read_text())
     return root

@@ -68,7 +68,8 @@ CASES = [
     ("no-derivation", lambda r: edit(r, f"{A01}/2-first-principles.md", "## Derivation\n\n1. Count the bytes: each element is read once and written once.\n2.", "Also"),
      {(f"{A01}/2-first-principles.md", 1, "E322")}),
     ("silicon-no-amd", lambda r: write(r, f"{A01}/3-silicon.md", "| | Hopper |\n|---|---|\n| lanes | 32 |\n"),
-     {(f"{A01}/3-silicon.md", 1, "E331"), (f"{A01}/8-sources.md", 2, "E383")}),
+     {(f"{A01}/3-silicon.md", 1, "E331"), (f"{A01}/8-sources.md", 2, "E383"),
+      (f"{A01}/5-performance.md", 2, "E112")}),  # the table defined "(H200)" and "(MI300X)" for the page
     ("silicon-uncited", lambda r: edit(r, f"{A01}/3-silicon.md", "4.8 TB/s [@vendor-sheet]", "4.8 TB/s"),
      {(f"{A01}/3-silicon.md", 3, "E334")}),
     ("lab-not-included", lambda r: edit(r, f"{A01}/4-labs.md", '    ```cpp\n    --8<-- "labs/A01/hip/vec.hip"\n    ```\n', ""),
@@ -161,6 +162,15 @@ CASES = [
     ("mentions-planned-module", lambda r: edit(r, f"{A01}/7-production.md", "PyTorch uses", "A05 and PyTorch use")
      or edit(r, "curriculum.yml", "tracks:", "planned:\n  A05: Reductions\ntracks:"),
      {(f"{A01}/7-production.md", 1, "W110")}),
+    ("abbreviation-not-in-glossary", lambda r: edit(r, "glossary.yml", '"term": "HBM"', '"term": "HBMx"'),
+     {(f"{A01}/3-silicon.md", 3, "E112"), (f"{A02}/3-silicon.md", 3, "E112")}),
+    ("abbreviation-defined-on-the-page", lambda r: edit(r, "glossary.yml", '"term": "HBM"', '"term": "HBMx"')
+     or edit(r, f"{A01}/1-analogy.md", "A careful", "High Bandwidth Memory (HBM) is a careful"),
+     {(f"{A02}/3-silicon.md", 3, "E112")}),
+    ("glossary-not-a-list", lambda r: write(r, "glossary.yml", "HBM: memory\n"),
+     {("glossary.yml", 1, "E113")}, "subset"),
+    ("glossary-term-twice", lambda r: edit(r, "glossary.yml", '"term": "TB"', '"term": "HBM"'),
+     {("glossary.yml", 30, "E113"), (f"{A01}/3-silicon.md", 3, "E112"), (f"{A02}/3-silicon.md", 3, "E112")}),
     ("path-unknown-module", lambda r: edit(r, "curriculum.yml", "goals: [A02]", "goals: [A09]"),
      {("curriculum.yml", 3, "E802")}),
 ]

@@ -105,6 +105,14 @@ def test_glossary_marks_the_first_use_only_and_never_inside_code_or_links():
                    'stacked DRAM.">HBM</abbr> and HBM again.</p>')
 
 
+def test_a_term_inside_another_terms_definition_is_not_marked_inside_the_tooltip():
+    ref = SourceRef("glossary.yml")
+    entries = (GlossaryEntry("H200", "", "An NVIDIA GPU with HBM.", "", ref),
+               GlossaryEntry("HBM", "", "Stacked memory.", "", ref), GlossaryEntry("NVIDIA", "", "A GPU designer.", "", ref))
+    out = mark_terms("<p>The H200 has HBM.</p>", entries)
+    assert out == ('<p>The <abbr title="An NVIDIA GPU with HBM.">H200</abbr> has <abbr title="Stacked memory.">HBM</abbr>.</p>')
+
+
 @pytest.mark.parametrize("bad", [lambda: Canvas(600, 100), lambda: Canvas(400, 100).text(0, 0, "tiny", size=10),
                                  lambda: Canvas(400, 100).rect(0, 0, 1, 1, fill="#ff0000"),
                                  lambda: Canvas(400, 100).render("")])

@@ -83,3 +83,28 @@ def test_a_click_on_a_tab_switches_every_tab_set(page):
         Array.from(s.querySelectorAll('.tabbed-labels label')).some(l => l.textContent.trim() === 'HIP')).map(s => {
           const i = s.querySelector('input:checked'); return s.querySelector(`label[for="${i.id}"]`).textContent.trim(); })""")
     assert checked and all(label == "HIP" for label in checked), checked
+
+
+def test_a_module_pages_cards_link_opens_that_modules_deck(page):
+    page.goto(page.base + "modules/B04-fp8-and-below/")
+    page.get_by_role("link", name="recall cards of B04").click()
+    page.wait_for_selector("#cards-filter")
+    assert page.locator("#cards-filter").input_value() == "module:B04"
+    card_id = page.get_attribute("article[data-card]", "data-card")
+    modules = page.evaluate("Object.fromEntries(window.TUTOR_COURSE.cards.map(c => [c.id, c.module]))")
+    assert modules[card_id] == "B04"
+
+
+@pytest.mark.parametrize("module", ["A01-gpu-mental-model", "B07-sharding", "C07-capstone-serving-node"])
+def test_figure_text_is_readable_on_a_phone(page, module):
+    """Every figure fits the screen at 390 px and none of its text renders below 9 px."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page.base + f"modules/{module}/")
+    sizes = page.evaluate("""() => Array.from(document.querySelectorAll('figure.tutor-figure svg')).map(s => {
+        const box = s.getBoundingClientRect(), scale = box.width / s.viewBox.baseVal.width;
+        const fonts = Array.from(s.querySelectorAll('text')).map(t => parseFloat(t.getAttribute('font-size')) * scale);
+        return {id: s.closest('figure').id, left: box.left, right: box.right, smallest: Math.min(...fonts)}; })""")
+    assert len(sizes) >= 3
+    for fig in sizes:
+        assert fig["left"] >= 0 and fig["right"] <= 390, fig
+        assert fig["smallest"] >= 9.0, fig

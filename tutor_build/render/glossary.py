@@ -26,7 +26,7 @@ def _pattern(term: str) -> re.Pattern:
 def mark_terms(page_html: str, entries: tuple[GlossaryEntry, ...], skip_terms: set[str] = frozenset()) -> str:
     """Wrap the first use of each glossary term in the page's prose in an <abbr> with its definition."""
     todo = {e.term: (e, _pattern(e.term)) for e in entries if e.term not in skip_terms}
-    out, depth, pos = [], 0, 0
+    out, pos = [], 0
     stack: list[str] = []
     for m in _TAG.finditer(page_html):
         text = page_html[pos:m.start()]
@@ -42,19 +42,22 @@ def mark_terms(page_html: str, entries: tuple[GlossaryEntry, ...], skip_terms: s
         pos = m.end()
     rest = page_html[pos:]
     out.append(_mark(rest, todo) if not stack and todo else rest)
-    del depth
     return "".join(out)
 
 
 def _mark(text: str, todo: dict) -> str:
+    """Find each remaining term's first use in the text as it came (never inside a tooltip just added),
+    then wrap them all."""
+    hits = []
     for term in list(todo):
         entry, rx = todo[term]
         m = rx.search(text)
-        if m:
-            word = m.group(0)
-            text = (text[:m.start()] + f'<abbr title="{html.escape(tooltip(entry), quote=True)}">{word}</abbr>'
-                    + text[m.end():])
+        if m and not any(m.start() < end and start < m.end() for start, end, _ in hits):
+            hits.append((m.start(), m.end(), entry))
             del todo[term]
+    for start, end, entry in sorted(hits, key=lambda h: h[0], reverse=True):
+        title = html.escape(tooltip(entry), quote=True)
+        text = f'{text[:start]}<abbr title="{title}">{text[start:end]}</abbr>{text[end:]}'
     return text
 
 

@@ -1,0 +1,219 @@
+"""Figures of module C07: each is drawn from the course as the site draws it, parsed, and checked against the
+sizing model (tutor_build/models/serving.py), so a figure that drifts from the model, or a model change the
+figures do not follow, fails here."""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tutor_build.figures import c07, svg
+from tutor_build.load import load_course
+from tutor_build.mdscan import scan
+from tutor_build.models import serving as sv
+
+ROOT = Path(__file__).parents[1]
+NS = {"s": "http://www.w3.org/2000/svg"}
+
+
+@pytest.fixture(scope="module")
+def module():
+    course, _ = load_course(ROOT)
+    return next(m for m in course.modules if m.id == "C07")
+
+
+@pytest.fixture(scope="module")
+def figs(module):
+    return {f.id: f for f in module.figures}
+
+
+def draw(figs, fig_id: str) -> ET.Element:
+    return ET.fromstring(svg(figs[fig_id]))
+
+
+def titled_rects(root: ET.Element) -> dict[str, dict]:
+    """Rects with a <title> 'name: value unit', keyed by name (in drawing order within the dict)."""
+    out = {}
+    for r in root.iter("{http://www.w3.org/2000/svg}rect"):
+        t = r.find("s:title", NS)
+        if t is None:
+            continue
+        name, _, value = t.text.rpartition(": ")
+        out[name] = {"x": float(r.get("x")), "y": float(r.get("y")), "w": float(r.get("width")),
+                     "h": float(r.get("height")), "cls": r.get("class"), "value": value}
+    return out
+
+
+def texts(root: ET.Element) -> list[str]:
+    return [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def ms(value: str) -> float:
+    assert value.endswith(" ms"), value
+    return float(value[:-3]) / 1e3
+
+
+# ---------------------------------------------------------------- placement
+
+
+def test_every_figure_is_placed_in_the_section_it_explains(module, figs):
+    where = {}
+    for section in module.sections:
+        for ph in scan(section.text).placeholders:
+            if ph.func == "figure":
+                where[ph.args[0]] = section.spec.number
+    assert where == {"kitchen-round": 1, "hbm-budget": 2, "decode-terms": 2, "context-bounds": 3}
+    assert set(figs) == set(where)
+    for f in figs.values():
+        assert f.alt.strip() and f.caption.strip()
+        draw(figs, f.id)  # parses as XML
+
+
+# ---------------------------------------------------------------- kitchen-round (section 1)
+
+
+def test_kitchen_rounds_are_the_models_decode_steps(figs):
+    root = draw(figs, "kitchen-round")
+    s = sv.SCENARIO
+    batches = [1, sv.gemm_crossover_batch(s), sv.slo_batch(s), sv.kv_pool_tokens(s) / s.context]
+    labels = [t for t in texts(root) if "diner" in t and "(" not in t]
+    assert [int(re.match(r"\d+", t).group()) for t in labels] == [round(b) for b in batches]
+    assert labels[2].endswith("promise reached") and labels[3].endswith("room full")
+    # one horizontal scale for every bar: pixels per second is the same everywhere
+    rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("s:title", NS) is not None]
+    assert len(rects) == 3 * len(batches)
+    per_s: list[tuple[float, float]] = []
+    for i, b in enumerate(batches):
+        st = sv.step(s, b)
+        long_, short, read = rects[3 * i: 3 * i + 3]
+        want_long = ("shelf walk" if st.weight_read_s >= st.gemm_compute_s else "cooking")
+        assert long_.find("s:title", NS).text.startswith(want_long)
+        for r, t in ((long_, st.gemm_s), (short, min(st.weight_read_s, st.gemm_compute_s)), (read, st.attn_s)):
+            assert ms(r.find("s:title", NS).text.rpartition(": ")[2]) == pytest.approx(t, abs=6e-6)
+            per_s.append((float(r.get("width")), t))
+        # the reading starts where the longer of walk and cooking ends
+        assert float(read.get("x")) == pytest.approx(float(long_.get("x")) + float(long_.get("width")), abs=0.01)
+    scale = max(per_s, key=lambda wt: wt[1])
+    for w, t in per_s:
+        assert w == pytest.approx(t * scale[0] / scale[1], abs=0.02)
+    shares = [t for t in texts(root) if t.endswith("%")]
+    assert shares == [f"{sv.step(s, b).total_s / s.slo_s:.0%}" for b in batches]
+    assert shares[2] == "100%" and int(shares[3][:-1]) > 100  # the promise breaks before the room is full
+
+
+# ---------------------------------------------------------------- hbm-budget (section 2)
+
+
+@pytest.mark.parametrize("prec, scen", [("bf16", sv.SCENARIO), ("fp8", sv.SCENARIO_FP8)])
+def test_hbm_bars_are_the_models_budget_of_one_gpu(figs, prec, scen):
+    root = draw(figs, "hbm-budget")
+    n, hbm = scen.n_gpus, scen.gpu.hbm_bytes
+    kv_tok = sv.kv_bytes_per_token(scen.model, scen.kv_bytes)
+    want = {  # recomputed here from the model's public functions, per GPU
+        "weights": sv.weight_bytes_resident(scen) / n,
+        "KV read each step": sv.slo_tokens(scen) * kv_tok / n,
+        "KV pool, unread": (sv.kv_pool_tokens(scen) - sv.slo_tokens(scen)) * kv_tok / n,
+        "reserved": (1 - scen.mem_util) * hbm,
+    }
+    assert sv.size(scen).binds == "latency"
+    assert sum(want.values()) == pytest.approx(hbm, rel=1e-6)
+    rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("s:title", NS) is not None]
+    bar = {0: rects[:4], 1: rects[4:8]}[("bf16", "fp8").index(prec)]
+    names = [r.find("s:title", NS).text.rpartition(": ")[0] for r in bar]
+    assert names == list(want)
+    total_h = sum(float(r.get("height")) for r in bar)
+    y = float(bar[0].get("y")) + float(bar[0].get("height"))  # stacked from the bottom, no gaps
+    for r, (name, b) in zip(bar, want.items()):
+        assert float(r.get("y")) + float(r.get("height")) == pytest.approx(y, abs=0.01)
+        y = float(r.get("y"))
+        assert float(r.get("height")) / total_h == pytest.approx(b / hbm, abs=0.002), name
+        assert r.find("s:title", NS).text.endswith(f"{b / 1e9:.1f} GB")
+    assert f"{sv.slo_tokens(scen) / 1e6:.2f} M tokens" in texts(root)
+
+
+def test_hbm_alt_text_states_the_models_numbers(figs):
+    alt = figs["hbm-budget"].alt
+    for prec in ("bf16", "fp8"):
+        for _, b in c07.hbm_segments(prec):
+            assert f"{b / 1e9:.1f} GB" in alt
+    for scen in (sv.SCENARIO, sv.SCENARIO_FP8):
+        assert f"{sv.slo_tokens(scen) / 1e6:.2f} million tokens" in alt
+
+
+# ---------------------------------------------------------------- decode-terms (section 2)
+
+
+@pytest.mark.parametrize("panel, scen", [(0, sv.SCENARIO), (1, sv.SCENARIO_FP8)])
+def test_decode_terms_are_the_models_roofline_terms(figs, panel, scen):
+    root = draw(figs, "decode-terms")
+    st = sv.step(scen, sv.slo_batch(scen))
+    rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("s:title", NS) is not None]
+    mine = rects[6 * panel: 6 * panel + 6]
+    want = [("weight GEMMs, bytes / bandwidth", st.weight_read_s, st.gemm_bound == "memory"),
+            ("weight GEMMs, FLOP / FLOP/s", st.gemm_compute_s, st.gemm_bound == "compute"),
+            ("attention over the KV cache, bytes / bandwidth", st.attn_read_s, st.attn_bound == "memory"),
+            ("attention over the KV cache, FLOP / FLOP/s", st.attn_compute_s, st.attn_bound == "compute"),
+            ("step, weight GEMMs", st.gemm_s, True), ("step, attention", st.attn_s, True)]
+    x0 = float(mine[0].get("x"))
+    per_s = float(mine[2].get("width")) / st.attn_read_s
+    for r, (name, t, solid) in zip(mine, want):
+        title = r.find("s:title", NS).text
+        assert title.rpartition(": ")[0] == name
+        assert ms(title.rpartition(": ")[2]) == pytest.approx(t, abs=6e-6)
+        assert float(r.get("width")) == pytest.approx(max(t * per_s, 1.5), abs=0.02), name
+        assert ("fi-bg" not in r.get("class")) == solid, name  # the shorter term of a group is hollow
+    # decode stays memory-bound where it matters: attention reads, in either format
+    assert st.attn_bound == "memory"
+    assert st.total_s == pytest.approx(scen.slo_s)
+    assert float(mine[5].get("x")) + float(mine[5].get("width")) == pytest.approx(x0 + scen.slo_s * per_s, abs=0.02)
+    assert f"batch {sv.slo_batch(scen):,.1f}" in " ".join(texts(root))
+
+
+# ---------------------------------------------------------------- context-bounds (section 3)
+
+
+def test_context_curves_are_the_models_pool_and_slo_cap(figs):
+    spec = figs["context-bounds"]
+    root = draw(figs, "context-bounds")
+    prec, gpus = spec.args["precision"], spec.args["gpus"]
+    y_max = c07.concurrency_y_max(prec, gpus)
+    lines = list(root.iter("{http://www.w3.org/2000/svg}polyline"))
+    assert len(lines) == 2 * len(gpus)
+    for p, gpu in enumerate(gpus):
+        s = c07.scenario(prec, gpu)
+        sx, sy = c07.concurrency_scales(p, y_max)
+        for k, line in enumerate(lines[2 * p: 2 * p + 2]):
+            pts = [tuple(map(float, xy.split(","))) for xy in line.get("points").split()]
+            assert len(pts) > 20
+            for px, py in pts:
+                cx = 10 ** (math.log10(sx.lo) + (px - sx.a) / (sx.b - sx.a) * (math.log10(sx.hi) - math.log10(sx.lo)))
+                tokens = sy.lo + (py - sy.a) / (sy.b - sy.a) * (sy.hi - sy.lo)
+                want = sv.kv_pool_tokens(s) if k == 0 else sv.slo_batch(s.with_(context=cx)) * cx
+                assert tokens == pytest.approx(want, rel=2e-3, abs=2e3), (gpu, k, cx)
+    words = " ".join(texts(root))
+    h200 = c07.scenario(prec, "h200")
+    flip = sv.context_where_binding_flips(h200)
+    assert flip is not None and f"{flip:,.0f}" in words
+    assert sv.context_where_binding_flips(c07.scenario(prec, "mi300x")) is None
+    assert "latency binds at every context" in words
+    pool_b, slo_b = sv.kv_pool_tokens(h200) / h200.context, sv.slo_batch(h200)
+    assert f"{round(pool_b)} sequences fit, {round(slo_b)} meet the SLO" in words
+    assert f"{flip:,.0f}" in spec.caption and f"{round(pool_b)} sequences" in spec.caption
+
+
+def test_kitchen_and_decode_alt_texts_state_the_models_numbers(figs):
+    s, f = sv.SCENARIO, sv.SCENARIO_FP8
+    alt = figs["kitchen-round"].alt
+    for _, b in c07.kitchen_rows():
+        assert f"{round(b)}" in alt
+    assert f"{sv.step(s, sv.kv_pool_tokens(s) / s.context).total_s / s.slo_s:.0%}" in alt
+    alt = figs["decode-terms"].alt
+    for scen in (s, f):
+        st = sv.step(scen, sv.slo_batch(scen))
+        assert f"{sv.slo_batch(scen):,.1f}" in alt
+        for t in (st.weight_read_s, st.gemm_compute_s, st.attn_read_s, st.attn_compute_s):
+            assert f"{t * 1e3:.2f}" in alt

@@ -12,7 +12,6 @@ from ..mdscan import scan
 from ..model import Course, Module
 
 MIN_FIGURES = 3
-COUNT_SEVERITY = warning  # TRANSITION: error once the five modules carry their figures
 
 
 def _placements(m: Module) -> list[tuple[str, int, str, int]]:
@@ -55,12 +54,12 @@ def check_module(m: Module) -> list[Diagnostic]:
     shown = [p for p in placed if p[0] in declared]
     first = m.sections[0].path if m.sections else m.ref.path
     if len({p[0] for p in shown}) < MIN_FIGURES:
-        diags.append(COUNT_SEVERITY(first, 1, "E907", f"{m.id} shows {len({p[0] for p in shown})} concept figure(s); every module "
+        diags.append(error(first, 1, "E907", f"{m.id} shows {len({p[0] for p in shown})} concept figure(s); every module "
                            f"shows at least {MIN_FIGURES} (declare them in figures.yml, place them with {{{{ figure(\"id\") }}}})"))
     if not any(p[3] == 1 for p in shown):
-        diags.append(COUNT_SEVERITY(first, 1, "E908", f"{m.id} has no figure in section 1: the analogy needs a picture"))
+        diags.append(error(first, 1, "E908", f"{m.id} has no figure in section 1: the analogy needs a picture"))
     if not any(p[3] in (2, 3) for p in shown):
-        diags.append(COUNT_SEVERITY(first, 1, "E909", f"{m.id} has no figure in section 2 or 3: show the principle or the silicon"))
+        diags.append(error(first, 1, "E909", f"{m.id} has no figure in section 2 or 3: show the principle or the silicon"))
     return diags
 
 

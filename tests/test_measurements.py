@@ -56,12 +56,14 @@ def test_plot_is_svg_drawn_from_the_records(pristine_course):
     course, _ = load_course(pristine_course)
     filler = Filler(course)
     md = filler.fill('{{ plot("A0") }}', "../")
-    assert md == "![Measured A0 against its ceiling](../assets/generated/plots/a0.svg){ .tutor-plot }"
-    svg = filler.plots["assets/generated/plots/a0.svg"]
-    assert svg.count("3,000 GB/s (75%)") == 2 and "device-to-device copy: 4,000 GB/s" in svg
+    assert md.startswith("@@TUTOR-SVG:plot-a0@@ **Measured: A01 vec") and md.endswith("@@END-SVG@@")
+    assert "device-to-device copy measured in the same run (4,000 GB/s" in md
+    svg = filler.inline["plot-a0"]
+    assert filler.plots["assets/generated/plots/a0.svg"]  # the downloadable copy
+    assert svg.count(">3,000 GB/s, 75.0% of copy</text>") == 2 and "the 4,000 GB/s device-to-device copy" in svg
     again = Filler(course)
     again.fill('{{ plot("A0") }}', "../")
-    assert again.plots["assets/generated/plots/a0.svg"] == svg  # deterministic output
+    assert again.inline["plot-a0"] == svg  # deterministic output
 
 
 def test_tiny_shares_and_huge_ratios_stay_readable():
@@ -79,8 +81,8 @@ def test_roofline_places_measured_points_under_cited_roofs(course_dir):
     course, _ = load_course(course_dir)
     filler = Filler(course)
     md = filler.fill('{{ roofline("A01/vec") }}', "../")
-    assert md.startswith("![Roofline of A01/vec") and "roofline-a01-vec.svg" in md
-    svg = filler.plots["assets/generated/plots/roofline-a01-vec.svg"]
+    assert md.startswith("@@TUTOR-SVG:roofline-a01-vec@@ **Roofline: A01 vec")
+    svg = filler.inline["roofline-a01-vec"]
     assert "4.8 TB/s, bf16 990 TFLOP/s (ridge 206)" in svg  # the datasheet roof, from the cited hardware table
     assert "measured device-to-device copy: 4.00 TB/s" in svg
     from tutor_build.measurements import roofline_points

@@ -55,6 +55,10 @@ def test_inline_figure_tokens_become_figures_and_a_lost_token_is_reported():
                    '</strong> A caption.</figcaption></figure>') and missing == []
     _, missing = inline_figures(html, {})
     assert missing == ["A01-x"]
+    # A token inside a list item has no </p> of its own: its caption must not swallow the next token.
+    two = ('<li><p>@@TUTOR-SVG:a@@ first @@END-SVG@@ text</p></li><p>@@TUTOR-SVG:b@@ second @@END-SVG@@</p>')
+    out, missing = inline_figures(two, {"a": "<svg>A</svg>", "b": "<svg>B</svg>"})
+    assert missing == [] and out.count("<figure") == 2 and "<figcaption>first</figcaption>" in out
 
 
 def test_excerpts_show_kernels_and_a_solution_shows_only_its_answer():

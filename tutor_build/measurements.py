@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .diagnostics import Diagnostic
     from .model import Course, Measurement
 
 
@@ -83,3 +86,116 @@ def roofline_points(course: "Course", prefix: str) -> list[tuple[str, float, flo
         if flops and nbytes and ms:
             points.append((m.key[len(prefix):].strip("/"), flops / nbytes, flops / (ms * 1e-3), m))
     return points
+
+
+# ---------------------------------------------------------------- plot declarations (labs/<MODULE>/plots.yml)
+
+PLOTS_FILE = "labs/{module}/plots.yml"
+VENDOR_LABELS = {"cuda": "CUDA", "hip": "HIP", "triton": "Triton", "python": "Python"}
+VENDOR_ORDER = tuple(VENDOR_LABELS)
+
+
+@dataclass(frozen=True)
+class PlotDecl:
+    """How one lab's records are plotted: its variants in the lab's own (ladder) order, each with the label a
+    reader sees, and the sentence that says what was measured. Declared in labs/<MODULE>/plots.yml."""
+
+    module: str
+    lab: str
+    path: str  # labs/<MODULE>/plots.yml
+    line: int  # the line of the lab's entry
+    variants: tuple[tuple[str, str, int], ...]  # (variant id, label, line)
+    what: str = ""  # what was measured, for the caption
+    axis: str = ""  # the measured quantity, for the axis title ("bandwidth", "time per decode step")
+    mark: str = ""  # what the tick on each bar is, when each record carries its own prediction
+
+    def label(self, variant: str) -> str | None:
+        return next((label for vid, label, _ in self.variants if vid == variant), None)
+
+    def rank(self, variant: str) -> int:
+        """Position in the ladder; variants not declared come after every declared one."""
+        return next((i for i, (vid, _, _) in enumerate(self.variants) if vid == variant), len(self.variants))
+
+
+def plot_declarations(root: Path | str, module: str) -> tuple[dict[str, PlotDecl], list["Diagnostic"]]:
+    """lab -> its declaration, from labs/<module>/plots.yml (none if the file is absent), and the problems
+    found in the file's shape (E509). Never raises."""
+    from .diagnostics import error
+    from .yamlio import LineDict, load_yaml
+
+    rel_path = PLOTS_FILE.format(module=module)
+    path = Path(root) / rel_path
+    if not path.is_file():
+        return {}, []
+    data, diags = load_yaml(path, rel_path)
+    if data is None:
+        return {}, diags
+    if not isinstance(data, LineDict):
+        return {}, diags + [error(rel_path, 1, "E509", "plots.yml maps each lab to {what, axis, variants: {id: label}}")]
+    found: dict[str, PlotDecl] = {}
+    for lab, spec in data.items():
+        line = data.line_of(lab)
+        variants = spec.get("variants") if isinstance(spec, LineDict) else None
+        if not isinstance(variants, LineDict) or not variants:
+            diags.append(error(rel_path, line, "E509", f"lab {lab!r} needs `variants:`, a mapping of variant id to label in ladder order"))
+            continue
+        listed = []
+        for vid, label in variants.items():
+            if not isinstance(label, str) or not label.strip():
+                diags.append(error(rel_path, variants.line_of(vid), "E509", f"variant {vid!r} of {lab!r} needs a label a reader can read"))
+                continue
+            listed.append((str(vid), " ".join(label.split()), variants.line_of(vid)))
+        extra = {k: " ".join(str(spec.get(k, "")).split()) for k in ("what", "axis", "mark")}
+        found[str(lab)] = PlotDecl(module, str(lab), rel_path, line, tuple(listed), **extra)
+    return found, diags
+
+
+def plot_declaration(root: Path | str, module: str, lab: str) -> PlotDecl | None:
+    path = Path(root) / PLOTS_FILE.format(module=module)
+    stamp = path.stat().st_mtime_ns if path.is_file() else 0
+    return _declarations(str(root), module, stamp)[0].get(lab)
+
+
+@functools.lru_cache(maxsize=64)
+def _declarations(root: str, module: str, stamp: int) -> tuple[dict[str, PlotDecl], list["Diagnostic"]]:
+    """Read once per version of the file (`stamp`, its mtime): a page asks for each record's label."""
+    return plot_declarations(root, module)
+
+
+def plotted_records(course: "Course", prefix: str) -> list["Measurement"]:
+    """The newest course record of every key under the prefix, in the lab's order: vendor by vendor (CUDA,
+    HIP, Triton, Python), each vendor's variants in the order of labs/<MODULE>/plots.yml; variants it does
+    not declare come last, in the order of their ids."""
+    newest: dict[str, "Measurement"] = {}
+    for m in course.measurements:
+        if m.local or not m.key.startswith(prefix):
+            continue
+        if m.key not in newest or m.date >= newest[m.key].date:
+            newest[m.key] = m
+    recs = list(newest.values())
+    decls: dict[tuple[str, str], PlotDecl | None] = {}
+    for m in recs:
+        ml = (str(m.raw.get("module", "")), str(m.raw.get("lab", "")))
+        if ml not in decls:
+            decls[ml] = plot_declaration(course.root, *ml)
+
+    def order(m: "Measurement") -> tuple:
+        ml = (str(m.raw.get("module", "")), str(m.raw.get("lab", "")))
+        vendor, variant = str(m.raw.get("vendor", "")), str(m.raw.get("variant", ""))
+        decl = decls.get(ml)
+        vrank = VENDOR_ORDER.index(vendor) if vendor in VENDOR_ORDER else len(VENDOR_ORDER)
+        return (ml, vrank, vendor, decl.rank(variant) if decl else 0, variant)
+
+    return sorted(recs, key=order)
+
+
+def variant_label(course: "Course", m: "Measurement") -> str:
+    """The reader's name of a record's variant: its label in plots.yml, else the id made readable."""
+    decl = plot_declaration(course.root, str(m.raw.get("module", "")), str(m.raw.get("lab", "")))
+    variant = str(m.raw.get("variant", m.key))
+    label = decl.label(variant) if decl else None
+    return label or variant.replace("_", " ")
+
+
+def vendor_label(vendor: str) -> str:
+    return VENDOR_LABELS.get(vendor, vendor)

@@ -1,10 +1,11 @@
-"""Measured numbers: every placeholder names a record; records still match the sources they measured."""
+"""Measured numbers: every placeholder names a record; records still match the sources they measured; every
+plotted record's variant is declared, in order and with its label, in labs/<MODULE>/plots.yml; plots draw."""
 
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, error, warning
 from ..mdscan import scan
-from ..measurements import measured_with, roofline_points
+from ..measurements import PLOTS_FILE, measured_with, plot_declarations, roofline_points
 from ..model import Course
 
 HIGHER_IS_BETTER = ("GB/s", "TB/s", "TFLOP/s", "GFLOP/s", "elements/s", "tokens/s")
@@ -30,6 +31,9 @@ def check(course: Course) -> list[Diagnostic]:
                     out.append(error(path, p.line, "E703", f"no measurement records to plot for {p.raw}"))
                 elif p.func == "roofline" and not roofline_points(course, p.args[0]):
                     out.append(error(path, p.line, "E707", f"no record under {p.args[0]} counted its bytes and FLOPs: {p.raw}"))
+                else:
+                    out += _plot_problems(course, path, p.line, p.func, p.args[0])
+    out += _declaration_problems(course)
     for rec in course.measurements:
         if rec.local:
             continue
@@ -39,4 +43,52 @@ def check(course: Course) -> list[Diagnostic]:
         if rec.unit in HIGHER_IS_BETTER and rec.unit == rec.ceiling_unit and rec.value > 1.05 * rec.ceiling_value > 0:
             out.append(warning(rec.ref.path, rec.ref.line, "W706",
                                f"suspect record {rec.key}: {rec.value:.4g} {rec.unit} beats its ceiling {rec.ceiling_value:.4g}"))
+    return out
+
+
+def _declaration_problems(course: Course) -> list[Diagnostic]:
+    """labs/<MODULE>/plots.yml: well formed (E509), about the module's own labs (E510), and naming every variant
+    that a record of a declared lab carries (E508), since the plots take their order and labels from it."""
+    out: list[Diagnostic] = []
+    for m in course.modules:
+        decls, diags = plot_declarations(course.root, m.id)
+        out += diags
+        labs = {lab.name for lab in m.labs}
+        for lab, decl in decls.items():
+            if lab not in labs:
+                out.append(error(decl.path, decl.line, "E510",
+                                 f"{decl.path} declares the plot of lab '{lab}', which {m.id} does not have (labs: {', '.join(sorted(labs)) or 'none'})"))
+        missing: dict[tuple[str, str], list[str]] = {}
+        for rec in course.measurements:
+            if rec.local or rec.raw.get("module") != m.id or rec.raw.get("lab") not in decls:
+                continue
+            decl = decls[rec.raw["lab"]]
+            variant = str(rec.raw.get("variant", ""))
+            if decl.label(variant) is None:
+                missing.setdefault((decl.lab, variant), []).append(rec.key)
+        for (lab, variant), keys in sorted(missing.items()):
+            decl = decls[lab]
+            out.append(error(decl.path, decl.line, "E508",
+                             f"variant '{variant}' of {m.id}/{lab} (record {keys[0]}) is not in {decl.path}: add it under "
+                             f"`{lab}: variants:` in the lab's order, with the label a reader sees"))
+    return out
+
+
+def _plot_problems(course: Course, path: str, line: int, func: str, prefix: str) -> list[Diagnostic]:
+    """A plot whose module declares its plots but not this lab (E511), or that cannot be drawn (E512)."""
+    from ..render import plots
+
+    out: list[Diagnostic] = []
+    module, _, rest = prefix.partition("/")
+    lab = rest.split("/")[0]
+    decl_file = course.root / PLOTS_FILE.format(module=module)
+    if lab and decl_file.is_file() and lab not in plot_declarations(course.root, module)[0]:
+        out.append(error(path, line, "E511", f"{func}(\"{prefix}\"): lab '{lab}' has no entry in {PLOTS_FILE.format(module=module)}, "
+                                             "which gives the plot its order and labels"))
+    try:
+        (plots.roofline_chart if func == "roofline" else plots.bar_chart)(course, prefix)
+    except KeyError:
+        pass  # no records: E703 above
+    except ValueError as exc:  # PlotError (labels that overlap) or a canvas refusal (text too small, too wide)
+        out.append(error(path, line, "E512", f"{func}(\"{prefix}\") cannot be drawn: {exc}"))
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 from ..model import FigureSpec
@@ -18,6 +19,11 @@ from ..model import FigureSpec
 
 class FigureError(Exception):
     """A figure that cannot be drawn; the message says why (for the checks, never a traceback)."""
+
+
+def _version(file: str) -> float:
+    path = Path(__file__).with_name(f"{file}.py")
+    return path.stat().st_mtime if path.is_file() else 0.0
 
 
 def resolve(draw: str) -> Callable[..., Any]:
@@ -28,6 +34,9 @@ def resolve(draw: str) -> Callable[..., Any]:
         module = importlib.import_module(f"{__name__}.{file}")
     except ModuleNotFoundError as exc:
         raise FigureError(f"no drawing file tutor_build/figures/{file}.py ({exc.name} not found)") from None
+    if getattr(module, "_loaded_version", None) not in (None, _version(file)):
+        module = importlib.reload(module)  # `mkdocs serve`: the author edited the drawing code
+    module._loaded_version = _version(file)
     fn = getattr(module, func, None)
     if not callable(fn):
         raise FigureError(f"tutor_build/figures/{file}.py has no function {func}")
@@ -35,7 +44,7 @@ def resolve(draw: str) -> Callable[..., Any]:
 
 
 @functools.lru_cache(maxsize=512)
-def _svg(draw: str, args_json: str, alt: str) -> str:
+def _svg(draw: str, args_json: str, alt: str, version: float) -> str:
     fn = resolve(draw)
     try:
         canvas = fn(**json.loads(args_json))
@@ -48,4 +57,4 @@ def _svg(draw: str, args_json: str, alt: str) -> str:
 
 def svg(spec: FigureSpec) -> str:
     """The figure's SVG (memoized on what it is drawn from, so `mkdocs serve` redraws only what changed)."""
-    return _svg(spec.draw, json.dumps(dict(spec.args), sort_keys=True), spec.alt)
+    return _svg(spec.draw, json.dumps(dict(spec.args), sort_keys=True), spec.alt, _version(spec.draw.rpartition(".")[0]))

@@ -25,7 +25,10 @@ VECTORS = ROOT / "tests" / "vectors" / "players.json"
 PRESETS = ROOT / "docs" / "assets" / "js" / "players" / "presets.js"
 
 EXTRA: dict[str, list[dict[str, Any]]] = {
-    "where_time_goes": [{"log2_n": 30, "context_ms": 0, "alloc_us": 0}, {"device": "mi300x", "log2_n": 28}],
+    "where_time_goes": [{"log2_n": 30, "context_ms": 0, "alloc_us": 0}, {"device": "mi300x", "log2_n": 28}]
+    + [{"context": c, "host_memory": h, "log2_n": n} for c in ("create", "reuse")
+       for h in ("pageable", "pinned") for n in (10, 24)]
+    + [{"host_memory": "pageable", "pageable_gbps": 100, "link_gbps": 20}],
     "coalescing": [{"stride": s, "bytes_per_element": b} for s in (0, 1, 2, 3, 8, 32, 33)
                    for b in (1, 2, 4, 8, 16)]
     + [{"tile": 32, "padding": p, "bytes_per_element": b} for p in (0, 1, 2) for b in (1, 2, 4, 8)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-TOKEN = re.compile(r"(?P<p><p>)?@@TUTOR-SVG:(?P<key>[\w.\-]+)@@\s*(?P<caption>.*?)\s*@@END-SVG@@(?(p)</p>)", re.DOTALL)
+TOKEN = re.compile(r"(?P<p><p>)?@@TUTOR-SVG:(?P<key>[\w.\-]+)@@\s*(?P<caption>(?:(?!@@TUTOR-SVG:).)*?)\s*@@END-SVG@@(?(p)</p>)", re.DOTALL)
 SVG_ELEMENT = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 # Code, preformatted text and rendered math may hold dollar signs and backslashes legitimately.
 _SKIP = re.compile(r"<(pre|code|math|script|style|svg|textarea)\b.*?</\1>", re.DOTALL)

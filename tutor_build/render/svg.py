@@ -39,15 +39,19 @@ class Canvas:
     # ---- primitives (fill/stroke name a colour class; "none" leaves it out)
     def rect(self, x, y, w, h, fill="s1", stroke="none", rx=0, title: str | None = None, width=1.0) -> None:
         cls = self._cls(fill, stroke)
-        tip = f"<title>{esc(title)}</title>" if title else ""
+        attrs = f' rx="{_num(rx)}"' if rx else ""
+        if stroke != "none" and width != 1:  # 1 is SVG's default; most rects are fills: keep them short
+            attrs += f' stroke-width="{_num(width)}"'
+        body = f"<title>{esc(title)}</title></rect>" if title else "/>"
         self.parts.append(f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(max(w, 0))}" height="{_num(max(h, 0))}"'
-                          f'{f" rx={chr(34)}{_num(rx)}{chr(34)}" if rx else ""} class="{cls}" stroke-width="{_num(width)}">{tip}</rect>')
+                          f'{attrs} class="{cls}"' + (">" + body if title else body))
 
     def line(self, x1, y1, x2, y2, stroke="fg", width=1.0, dash: str | None = None, arrow=False) -> None:
         extra = f' stroke-dasharray="{dash}"' if dash else ""
         extra += ' marker-end="url(#tf-arrow)"' if arrow else ""
-        self.parts.append(f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" class="st-{stroke}"'
-                          f' stroke-width="{_num(width)}"{extra}/>')
+        if width != 1:
+            extra += f' stroke-width="{_num(width)}"'
+        self.parts.append(f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" class="st-{stroke}"{extra}/>')
 
     def polyline(self, points, stroke="s1", width=2.0, dash: str | None = None) -> None:
         pts = " ".join(f"{_num(x)},{_num(y)}" for x, y in points)

@@ -24,6 +24,21 @@
     }
     return worst;
   }
+  /* For the drawing: the sectors [first, last] each lane touches, and each lane's shared-memory
+     words with their banks (the same arithmetic as sectors and conflictDegree). */
+  function laneSectors(stride, elem) {
+    var out = [];
+    for (var i = 0; i < LANES; i++) { var a = i * stride * elem; out.push([Math.floor(a / SECTOR), Math.floor((a + elem - 1) / SECTOR)]); }
+    return out;
+  }
+  function bankAccess(tile, padding, elem) {
+    var out = [], pitch = (tile + padding) * elem;
+    for (var i = 0; i < Math.min(LANES, tile); i++) {
+      var a = i * pitch;
+      for (var w = Math.floor(a / WORD); w <= Math.floor((a + elem - 1) / WORD); w++) out.push({ lane: i, word: w, bank: w % BANKS });
+    }
+    return out;
+  }
   function compute(raw) {
     var P = U.presets(), c = U.clampInputs(P.inputs.coalescing, raw), v = c.values;
     var s = v.stride, b = v.bytes_per_element, sec = sectors(s, b);
@@ -33,7 +48,7 @@
       bytes_requested: asked, bytes_moved: sec * SECTOR, efficiency: asked / (sec * SECTOR),
       conflict_degree: degree, shared_wavefronts: degree };
   }
-  var api = { compute: compute, sectors: sectors, conflictDegree: conflictDegree };
+  var api = { compute: compute, sectors: sectors, conflictDegree: conflictDegree, laneSectors: laneSectors, bankAccess: bankAccess };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else (root.TutorPlayers = root.TutorPlayers || {}).coalescing = api;
 })(typeof window !== "undefined" ? window : this);

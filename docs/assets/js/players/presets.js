@@ -193,12 +193,37 @@
     "default": 200,
     "label": "One allocation (\u00b5s)"
    },
+   "context": {
+    "kind": "choice",
+    "choices": [
+     "create",
+     "reuse"
+    ],
+    "default": "create",
+    "label": "Context: create, or reuse a warm one"
+   },
+   "host_memory": {
+    "kind": "choice",
+    "choices": [
+     "pageable",
+     "pinned"
+    ],
+    "default": "pageable",
+    "label": "Host memory of the copies"
+   },
    "link_gbps": {
     "kind": "float",
     "min": 0.1,
     "max": 1000,
-    "default": 25,
-    "label": "Host link, achieved (GB/s)"
+    "default": 64,
+    "label": "Host link, pinned copies (GB/s)"
+   },
+   "pageable_gbps": {
+    "kind": "float",
+    "min": 0.1,
+    "max": 1000,
+    "default": 7,
+    "label": "Pageable copies, achieved (GB/s)"
    },
    "launch_us": {
     "kind": "float",

@@ -6,11 +6,13 @@
     var P = U.presets(), c = U.clampInputs(P.inputs.where_time_goes, raw), v = c.values;
     var n = Math.pow(2, v.log2_n), nbytes = n * v.bytes_per_element;
     var hbm = P.devices[v.device].hbm_bw;
-    var context = v.context_ms * 1e-3, alloc = 3 * v.alloc_us * 1e-6;
-    var copies = 3 * nbytes / (v.link_gbps * 1e9);
+    var context = v.context === "reuse" ? 0 : v.context_ms * 1e-3, alloc = 3 * v.alloc_us * 1e-6;
+    /* pageable copies are staged through a pinned buffer: never faster than the link */
+    var gbps = v.host_memory === "pinned" ? v.link_gbps : Math.min(v.pageable_gbps, v.link_gbps);
+    var copies = 3 * nbytes / (gbps * 1e9);
     var kernel = v.launch_us * 1e-6 + 3 * nbytes / hbm;
     var total = context + alloc + copies + kernel;
-    return { inputs: v, clamped: c.clamped, elements: n, bytes_moved: 3 * nbytes,
+    return { inputs: v, clamped: c.clamped, elements: n, bytes_moved: 3 * nbytes, copy_gbps: gbps,
       context_s: context, alloc_s: alloc, copies_s: copies, kernel_s: kernel, total_s: total,
       kernel_share: total > 0 ? kernel / total : 0 };
   }

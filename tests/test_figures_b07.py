@@ -12,6 +12,7 @@ import pytest
 
 from tutor_build.figures import svg
 from tutor_build.load import load_course
+from tutor_build.mdscan import scan
 from tutor_build.models import pipeline as pp
 
 ROOT = Path(__file__).parents[1]
@@ -20,8 +21,12 @@ SLOT = re.compile(r"stage (\d+): (forward|backward) of micro-batch (\d+)(?:, chu
 
 
 @pytest.fixture(scope="module")
-def figures():
-    module = next(m for m in load_course(ROOT)[0].modules if m.id == "B07")
+def module():
+    return next(m for m in load_course(ROOT)[0].modules if m.id == "B07")
+
+
+@pytest.fixture(scope="module")
+def figures(module):
     return {spec.id: (spec, ET.fromstring(svg(spec))) for spec in module.figures}
 
 
@@ -45,11 +50,20 @@ def closed_peak(schedule: str, S: int, M: int, s: int, v: int) -> Fraction:
     return Fraction(pp.peak_in_flight_closed(schedule, S, M, s, v), S * v)
 
 
-def test_every_figure_draws(figures):
-    assert set(figures) == {"notebook-pages", "gpipe-vs-1f1b", "interleaved", "tp-mlp", "bubble-vs-m"}
+def test_every_figure_draws_and_is_placed(module, figures):
+    where = {}
+    for section in module.sections:
+        for ph in scan(section.text).placeholders:
+            if ph.func == "figure":
+                where[ph.args[0]] = section.spec.number
+    assert where == {"notebook-pages": 1, "gpipe-vs-1f1b": 2, "interleaved": 2, "tp-mlp": 2, "bubble-vs-m": 6}
+    assert set(figures) == set(where)
     for spec, root in figures.values():
+        assert spec.alt.strip() and spec.caption.strip()
         assert root.get("role") == "img" and root.find(f"{NS}title").text == spec.alt
         assert float(root.get("viewBox").split()[2]) <= 560
+        # no opacity: a translucent fill comes out darker, not paler, on the dark background
+        assert "opacity" not in ET.tostring(root, encoding="unicode")
 
 
 @pytest.mark.parametrize("fig", ["gpipe-vs-1f1b", "interleaved"])
@@ -146,12 +160,119 @@ def test_tp_mlp_splits_a_by_columns_b_by_rows_and_needs_one_all_reduce(figures):
 def test_bubble_curve_is_the_simulated_idle_share(figures):
     spec, root = figures["bubble-vs-m"]
     pts = [t for t in titles(root, "circle")]
-    n = 0
+    n, series = 0, {}
     for t in pts:
-        m = re.fullmatch(r"S = (\d+)(?:, v = (\d+))?, M = (\d+): (\S+)% idle", t)
-        S, v, M, share = int(m[1]), int(m[2] or 1), int(m[3]), float(m[4])
-        sched = "interleaved" if v > 1 else "1f1b"
+        m = re.fullmatch(r"(1F1B|interleaved), S = (\d+)(?:, v = (\d+))?, M = (\d+): (\S+)% idle", t)
+        sched, S, v, M, share = m[1].lower(), int(m[2]), int(m[3] or 1), int(m[4]), float(m[5])
+        assert (sched == "interleaved") == (v > 1)
         assert share == pytest.approx(float(pp.bubble_fraction_closed(sched, S, M, v)) * 100, abs=0.05)
+        if sched == "interleaved":  # the module's closed form (S-1)/(vM+S-1)
+            assert share == pytest.approx(100 * (S - 1) / (v * M + S - 1), abs=0.05)
+        series.setdefault(t.split(", M = ")[0], []).append(M)
         n += 1
-    assert n == 2 * len(spec.args["micro_batches"]) + sum(1 for m in spec.args["micro_batches"] if m % 8 == 0)
+    S8 = max(spec.args["stages"])
+    assert n == 2 * len(spec.args["micro_batches"]) + sum(1 for m in spec.args["micro_batches"] if m % S8 == 0)
+    # interleaving needs M to be a multiple of S: its points are exactly those M
+    inter = series[f"interleaved, S = {S8}, v = {spec.args['virtual']}"]
+    assert inter == [m for m in spec.args["micro_batches"] if m % S8 == 0] and min(inter) == S8
+    with pytest.raises(ValueError):
+        pp.simulate("interleaved", S8, S8 + S8 // 2, spec.args["virtual"])
+    # the legend names each curve as its points do
+    legend = [t for t in texts(root) if t.startswith(("1F1B, ", "interleaved, "))]
+    assert legend == list(series) == ["1F1B, S = 4", "1F1B, S = 8", "interleaved, S = 8, v = 2"]
     assert "47%" in texts(root)  # S = 8, M = 8, quoted in section 6
+
+
+def test_interleaved_second_chunk_is_outlined_not_translucent(figures):
+    spec, root = figures["interleaved"]
+    n = {0: 0, 1: 0}
+    for el in root.iter(f"{NS}rect"):
+        t = el.find(f"{NS}title")
+        m = SLOT.fullmatch(t.text) if t is not None else None
+        if not m:
+            continue
+        series = "s1" if m[2] == "forward" else "s2"
+        cls = el.get("class").split()
+        chunk = int(m[4])
+        if chunk % 2 == 1:  # the page background inside, an outline in the slot's series colour
+            assert cls == ["fi-bg", f"st-{series}"] and float(el.get("stroke-width")) >= 2
+        else:
+            assert cls == [f"fi-{series}", "st-bg"]
+        n[chunk % 2] += 1
+    a = spec.args
+    assert n[0] == n[1] == 2 * a["stages"] * a["micro_batches"]  # a forward and a backward per micro-batch
+    legend = [t for t in texts(root) if "second chunk" in t]
+    assert legend == ["outlined: the device's second chunk of layers"]
+    assert "second chunk drawn as outlines" in spec.alt and "paler" not in spec.alt
+
+
+def step_labels(root) -> list[tuple[str, str]]:
+    """(step, idle) as each panel's header states them."""
+    return [re.match(r"step (\S+).* · idle (\S+)", t).groups() for t in texts(root) if t.startswith("step ")]
+
+
+def test_schedule_alt_texts_and_captions_state_the_drawn_numbers(figures):
+    spec, root = figures["gpipe-vs-1f1b"]
+    a = spec.args
+    S, M = a["stages"], a["micro_batches"]
+    (g_step, g_idle), (o_step, o_idle) = step_labels(root)
+    assert g_step == o_step and g_idle == o_idle
+    assert f"Both steps take {g_step} slots with {g_idle} idle" in spec.alt
+    peaks = [t for t in texts(root) if t.endswith("L·a")][1:]  # the first is the legend's
+    gpipe, one = peaks[:S], peaks[S:]
+    assert set(gpipe) == {f"{Fraction(M, S)} L·a"} and f"climbs to {M} micro-batches, {gpipe[0]}" in spec.alt
+    assert one[0] == "L·a" and f"stage 0 levels off at {pp.simulate('1f1b', S, M).peak_in_flight[0]}, L·a" in spec.alt
+    assert f"{one[1][:-4]}, {one[2][:-4]} and {one[3]}" in spec.alt  # 3/4, 1/2 and 1/4 L·a
+    assert f"$S = {S}$, $M = {M}$" in spec.caption and f"= {Fraction(M, S)}La$" in spec.caption
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"]
+    assert f"{words[S]} stages each, {words[M]} micro-batches" in spec.alt
+
+    spec, root = figures["interleaved"]
+    a = spec.args
+    S, M, v = a["stages"], a["micro_batches"], a["virtual"]
+    ((step, idle),) = step_labels(root)
+    plain = pp.simulate("1f1b", S, M, 1, a["t_f"], a["t_b"]).makespan
+    assert re.search(r"\(1F1B: (\S+)\)", " ".join(texts(root)))[1] == f"{plain:g}"
+    assert f"takes {step} forward slots instead of 1F1B's {plain:g}" in spec.alt
+    assert f"idle share falls to {idle}" in spec.alt
+    peaks = [t for t in texts(root) if t.endswith("L·a")][1:]
+    fr = [p[:-4] for p in peaks]
+    assert f"peak at {fr[0]}, {fr[1]}, {fr[2]} and {fr[3]} L·a" in spec.alt
+    assert fr[0] == "11/8" and Fraction(fr[0]) == closed_peak("interleaved", S, M, 0, v) > 1  # above the dashed line
+    assert f"= \\frac{{{Fraction(fr[0]).numerator}}}{{{Fraction(fr[0]).denominator}}}La$" in spec.caption
+    assert f"$v = {v}$" in spec.caption
+
+
+def test_notebook_and_tp_alt_texts_state_the_drawn_numbers(figures):
+    spec, root = figures["notebook-pages"]
+    S, M = spec.args["stages"], spec.args["micro_batches"]
+    counts = [int(t.split()[0]) for t in texts(root) if re.fullmatch(r"\d+ pages?", t)]
+    line, gpipe = counts[1:1 + S], counts[1 + S:]
+    assert f"benches hold {line[0]}, {line[1]}, {line[2]} and {line[3]} quarter-recipe pages" in spec.alt
+    assert set(gpipe) == {M} and f"holds {M} quarter pages, twice" in spec.alt and M / S == 2
+    assert counts[0] == 1 and "holds one page covering the whole recipe" in spec.alt
+    assert f"order of {M} cakes" in spec.caption and f"$S = {S}$, $M = {M}$" in spec.caption
+
+    spec, root = figures["tp-mlp"]
+    body = texts(root)
+    assert "message 2bsh" in body and "= 2bsh bytes" in body and "2(T−1)/T × msg" in body
+    assert "message, 2bsh bytes in bf16" in spec.alt and "2(T−1)/T times the message, 2bsh bytes for T = 2" in spec.alt
+    assert "$T = 2$" in spec.caption
+
+
+def test_bubble_alt_text_and_caption_state_the_drawn_numbers(figures):
+    spec, root = figures["bubble-vs-m"]
+    a = spec.args
+    S4, S8 = a["stages"]
+    Ms = a["micro_batches"]
+    assert f"log axis from {Ms[0]} to {Ms[-1]}" in spec.alt
+    assert f"1F1B with {S4} and {S8} stages" in spec.alt and f"{S8} stages and {a['virtual']} chunks" in spec.alt
+    first = min(m for m in Ms if m % S8 == 0)
+    assert f"points start at {first} micro-batches" in spec.alt and f"start at $M = {first}$" in spec.caption
+    f88 = pp.simulate("1f1b", S8, S8).bubble_fraction
+    assert f"{f88:.0%}" in texts(root) and f"With {S8} stages and {S8} micro-batches {f88:.0%}" in spec.alt
+    # "the 8-stage curve reaches the 10% line only near 64 micro-batches"
+    reach = next(m for m in Ms if pp.simulate("1f1b", S8, m).bubble_fraction <= a["target"])
+    assert reach == Ms[-1] == 64 and f"reaches the {a['target']:.0%} line only near {reach}" in spec.alt
+    assert "$(S-1)/(M+S-1)$" in spec.caption and "$(S-1)/(vM+S-1)$" in spec.caption
+    assert "multiple of $S$" in spec.caption

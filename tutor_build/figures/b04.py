@@ -7,10 +7,11 @@ the number-formats player and the claims test of B04 use; nothing is typed in by
 from __future__ import annotations
 
 import math
+import re
 from statistics import NormalDist
 
 from ..models import fp8
-from ..render.svg import Canvas, Scale, wrap
+from ..render.svg import MIN_FONT, Canvas, Scale, esc, wrap
 
 NAMES = {"e4m3": "OCP E4M3", "e4m3fnuz": "FNUZ E4M3", "e5m2": "OCP E5M2", "e5m2fnuz": "FNUZ E5M2"}
 
@@ -27,6 +28,25 @@ def num(v: float) -> str:
     if m == 0.5 and abs(v) < 0.01:
         return f"{'−' if v < 0 else ''}2^{e - 1}".replace("-", "−")
     return f"{v:g}".replace("-", "−")
+
+
+def text_pow(c: Canvas, x: float, y: float, s: str, size: float = MIN_FONT, **kw) -> None:
+    """Canvas.text, with each power written "2^−9" drawn as a raised exponent (a tspan) instead of a caret.
+    The exponent keeps at least the canvas's minimum text size, so it stays readable on a phone."""
+    c.text(x, y, s.replace("^", ""), size=size, **kw)  # checks the size and colour, builds the attributes
+    if "^" not in s:
+        return
+    part = c.parts.pop()
+    head = part[: part.index(">") + 1]
+    pieces = re.split(r"\^([−-]?\d+)", s)  # text, exponent, text, exponent, ..., text
+    rise = f"{size * 0.42:.1f}"
+    small = f"{max(MIN_FONT, size * 0.8):g}"
+    body = [esc(pieces[0])]
+    for i in range(1, len(pieces), 2):
+        body.append(f'<tspan dy="-{rise}" font-size="{small}">{esc(pieces[i])}</tspan>')
+        if pieces[i + 1]:
+            body.append(f'<tspan dy="{rise}">{esc(pieces[i + 1])}</tspan>')
+    c.parts.append(head + "".join(body) + "</text>")
 
 
 def bits(code: int, fmt: str) -> str:
@@ -74,7 +94,7 @@ def rulers(fmt_a: str = "e4m3", fmt_b: str = "e4m3fnuz", top_code: int = 0x40, m
     f = fp8.fmt_info(fmt_a)
     labelled = [c for c in codes if (c & ((1 << f.mbits) - 1)) == 0 and va[c] >= va[-1] / 8] + [0]
     labelled += [c for c in codes if fp8.decode(c, fmt_a) == 1.5 * fp8.decode(mark, fmt_a)]
-    c = Canvas(560, 300)
+    c = Canvas(560, 400)
     c.text(8, 22, f"Factory 1 ({NAMES[fmt_a]}) prints:", bold=True)
     c.text(8, 170, f"Factory 2 ({NAMES[fmt_b]}) prints, on the same marks ↑", bold=True)
     y0, y1 = 64, 112  # the ruler body
@@ -94,21 +114,35 @@ def rulers(fmt_a: str = "e4m3", fmt_b: str = "e4m3fnuz", top_code: int = 0x40, m
         c.text(x, 136, b, anchor="middle", bold=hot, fill="s2" if hot else "fg", size=16 if hot else 14)
     # the marks crowd towards zero
     c.text(tx(va[0x20]) + 4, y1 - 10, "←crowded", fill="muted")
-    # what the highlighted mark and the 0x80 mark mean on each ruler
+    # what the highlighted mark means on each ruler, and every mark that is not halved but changes meaning
     x = 8
-    lines = [
-        (f"mark {mark:#04x}:", f"{num(fp8.decode(mark, fmt_a))} on ruler 1, {num(fp8.decode(mark, fmt_b))} on ruler 2",
-         "s2"),
-        ("mark 0x80:", f"{num(fp8.decode(0x80, fmt_a))} on ruler 1, {num(fp8.decode(0x80, fmt_b))} on ruler 2", "bad"),
-    ]
+    lines = [(f"mark 0x{mark:02X}:", f"{num(fp8.decode(mark, fmt_a))} on ruler 1, {num(fp8.decode(mark, fmt_b))} on ruler 2",
+              "s2")]
+    for code in changed_marks(fmt_a, fmt_b):
+        lines.append((f"mark 0x{code:02X}:",
+                      f"{num(fp8.decode(code, fmt_a))} on ruler 1, {num(fp8.decode(code, fmt_b))} on ruler 2", "bad"))
     y = 206
     for head, body, col in lines:
         c.text(x, y, head, bold=True, fill=col, mono=True)
         c.text(x + 100, y, body)
         y += 24
-    for i, s in enumerate(wrap("0x80 sits at zero, beside 0x00: minus zero on one ruler, the garbage mark on the other", 66)):
+    far = [f"0x{code:02X}" for code in changed_marks(fmt_a, fmt_b) if code > top_code and code != 0x80]
+    note = f"0x80 sits at zero, beside 0x00; {' and '.join(far)} lie off this stretch, at the two far ends of the ruler."
+    for i, s in enumerate(wrap(note, 66)):
         c.text(x, y + 6 + i * 20, s, fill="muted")
+    c.height = y + 6 + i * 20 + 12
     return c
+
+
+def changed_marks(fmt_a: str, fmt_b: str) -> list[int]:
+    """The codes whose fmt_b label is not their fmt_a label halved: a NaN on one side, or a sign that changes.
+    (The codes are ordered 0x80 first, then by code.)"""
+    out = []
+    for code in range(256):
+        a, b = fp8.decode(code, fmt_a), fp8.decode(code, fmt_b)
+        if math.isnan(a) or math.isnan(b) or b != a / 2 or math.copysign(1.0, a) != math.copysign(1.0, b):
+            out.append(code)
+    return sorted(out, key=lambda k: (k != 0x80, k))
 
 
 # ----------------------------------------------------------------------------- section 2: bit fields
@@ -138,7 +172,7 @@ def _cell(c: Canvas, x: float, y: float, fmt: str) -> None:
     for head, body in facts:
         hot = head == "0x80"
         c.text(x, ly, head, fill="bad" if hot and "NaN" in body else "muted", bold=hot)
-        c.text(x + 44, ly, body, mono=True, fill="bad" if hot and "NaN" in body else "fg")
+        text_pow(c, x + 44, ly, body, mono=True, fill="bad" if hot and "NaN" in body else "fg")
         ly += 21
 
 
@@ -196,7 +230,7 @@ def grid(linear_max: float = 8.0, linear_formats: list[str] = ("e4m3", "e5m2"),
         f = fp8.fmt_info(fmt)
         vals = [fp8.decode(k, fmt) for k in range(1, f.max_code + 1)]
         c.text(8, y + 16, NAMES[fmt], bold=True)
-        c.text(552, y + 16, f"{num(vals[0])} to {num(vals[-1])}", anchor="end", fill="muted")
+        text_pow(c, 552, y + 16, f"{num(vals[0])} to {num(vals[-1])}", anchor="end", fill="muted")
         y += 24
         c.line(lx.a, y + 20, lx.b, y + 20, stroke="fg")
         for k, v in enumerate(vals, start=1):
@@ -206,8 +240,8 @@ def grid(linear_max: float = 8.0, linear_formats: list[str] = ("e4m3", "e5m2"),
     for e in range(e_lo, e_hi + 1):
         if e % 3 == 0:
             c.line(lx(2.0 ** e), y - 8, lx(2.0 ** e), y - 2, stroke="fg")
-            c.text(lx(2.0 ** e), y + 12, f"2^{e}".replace("-", "−"), anchor="middle", fill="muted")
-    y += 34
+            text_pow(c, lx(2.0 ** e), y + 18, f"2^{e}".replace("-", "−"), size=16, anchor="middle", fill="muted")
+    y += 38
     c.line(8, y - 4, 24, y - 4, stroke="warn", width=3)
     c.text(30, y, "subnormals (thin out)", fill="muted")
     c.line(220, y - 4, 236, y - 4, stroke="s1", width=3)
@@ -285,12 +319,12 @@ def scaling(sigma: float = 1e-3, n: int = 4000, fmt: str = "e4m3", bin_width: fl
         y = top + hgt + 22
         c.text(8, y, f"round to 0: {st['zero']:.0%}", fill="bad" if st["zero"] > 0.005 else "fg", bold=True)
         c.text(200, y, f"subnormal: {st['subnormal']:.0%}", fill="muted")
-        c.text(552, y, f"mean error {st['rel_error']:.1%}", anchor="end")
+        c.text(552, y, f"mean relative error {st['rel_error']:.1%}", anchor="end")
         y += 30
     for e in range(lo_e, hi_e + 1):
         if e % 4 == 0:
             c.line(tx(e), y - 22, tx(e), y - 16, stroke="fg")
-            c.text(tx(e), y - 2, f"2^{e}".replace("-", "−"), anchor="middle", fill="muted")
-    c.text(290, y + 20, "|x|, log scale", anchor="middle")
-    c.height = y + 30
+            text_pow(c, tx(e), y + 4, f"2^{e}".replace("-", "−"), size=16, anchor="middle", fill="muted")
+    c.text(290, y + 26, "value cast, |s·x|, log scale", anchor="middle")
+    c.height = y + 36
     return c

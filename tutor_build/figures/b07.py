@@ -46,8 +46,11 @@ def _legend(c: Canvas, y: float, interleaved: bool) -> float:
     c.text(x + 28, y + 2, "L·a")
     y += 24
     if interleaved:
-        c.raw(f'<rect x="8" y="{y - 11}" width="16" height="16" rx="2" class="fi-s1" fill-opacity="0.45"></rect>')
-        c.text(30, y + 2, "paler: the device's second chunk of layers")
+        # the second chunk: an outline in the series colour on the page background (no opacity, so it reads
+        # the same in light and dark, and never looks like the grey idle track)
+        c.rect(9, y - 10, 14, 14, fill="bg", stroke="s1", width=2, rx=2)
+        c.rect(31, y - 10, 14, 14, fill="bg", stroke="s2", width=2, rx=2)
+        c.text(52, y + 2, "outlined: the device's second chunk of layers")
         y += 24
     return y
 
@@ -68,14 +71,13 @@ def _panel(c: Canvas, r: pp.Result, y: float, tx: Scale, mem_px: float, mem_top:
             kind = "forward" if slot.kind == "F" else "backward"
             chunk = f", chunk {slot.chunk}" if v > 1 else ""
             tip = f"stage {s}: {kind} of micro-batch {slot.micro}{chunk}, {slot.start:g} to {slot.end:g}"
-            pale = v > 1 and slot.chunk % 2 == 1
-            if pale:
-                c.raw(f'<rect x="{x0:.2f}" y="{y}" width="{x1 - x0:.2f}" height="{row_h}" class="fi-{fill} st-bg" '
-                      f'stroke-width="1" fill-opacity="0.45"><title>{tip}</title></rect>')
+            outlined = v > 1 and slot.chunk % 2 == 1
+            if outlined:  # a 2-unit outline drawn inside the slot, so neighbouring slots stay apart
+                c.rect(x0 + 1.5, y + 1, x1 - x0 - 3, row_h - 2, fill="bg", stroke=fill, width=2, title=tip)
             else:
                 c.rect(x0, y, x1 - x0, row_h, fill=fill, stroke="bg", title=tip)
             c.text((x0 + x1) / 2, y + row_h / 2 + 1, str(slot.micro), anchor="middle", middle=True,
-                   fill="fg" if pale else "bg", bold=x1 - x0 >= 18)
+                   fill="fg" if outlined else "bg", bold=x1 - x0 >= 18)
         # memory strip: chunk activations alive, in units of one micro-batch through L/S layers
         top = y + row_h + 2
         base = top + head + strip_h
@@ -188,11 +190,12 @@ def bubble(stages: list[int], micro_batches: list[int], virtual: int = 2, target
            fmt=lambda v: f"{v:g}")
     series = []
     for i, S in enumerate(stages):
-        series.append((f"S = {S}", "s1" if i == 0 else "s2", [(m, pp.simulate("1f1b", S, m).bubble_fraction)
+        series.append((f"1F1B, S = {S}", "s1" if i == 0 else "s2", [(m, pp.simulate("1f1b", S, m).bubble_fraction)
                                                              for m in micro_batches], None))
     S = max(stages)
+    # interleaving needs M to be a multiple of S: its curve starts at M = S
     inter = [(m, pp.simulate("interleaved", S, m, virtual).bubble_fraction) for m in micro_batches if m % S == 0]
-    series.append((f"S = {S}, v = {virtual}", "s3", inter, "6 4"))
+    series.append((f"interleaved, S = {S}, v = {virtual}", "s3", inter, "6 4"))
     c.line(72, ty(target), 540, ty(target), stroke="muted", dash="3 3")
     c.text(80, ty(target) - 6, f"{target:.0%}", fill="muted")
     for label, colour, pts, dash in series:
@@ -204,8 +207,8 @@ def bubble(stages: list[int], micro_batches: list[int], virtual: int = 2, target
     # legend
     ly = 60
     for label, colour, pts, dash in series:
-        c.line(380, ly, 404, ly, stroke=colour, width=2.5, dash=dash)
-        c.text(410, ly, label, middle=True)
+        c.line(330, ly, 354, ly, stroke=colour, width=2.5, dash=dash)
+        c.text(360, ly, label, middle=True)
         ly += 22
     return c
 

@@ -117,7 +117,7 @@ def test_hbm_bars_are_the_models_budget_of_one_gpu(figs, prec, scen):
         "weights": sv.weight_bytes_resident(scen) / n,
         "KV read each step": sv.slo_tokens(scen) * kv_tok / n,
         "KV pool, unread": (sv.kv_pool_tokens(scen) - sv.slo_tokens(scen)) * kv_tok / n,
-        "reserved": (1 - scen.mem_util) * hbm,
+        "outside vLLM's share": (1 - scen.mem_util) * hbm,
     }
     assert sv.size(scen).binds == "latency"
     assert sum(want.values()) == pytest.approx(hbm, rel=1e-6)
@@ -142,6 +142,26 @@ def test_hbm_alt_text_states_the_models_numbers(figs):
             assert f"{b / 1e9:.1f} GB" in alt
     for scen in (sv.SCENARIO, sv.SCENARIO_FP8):
         assert f"{sv.slo_tokens(scen) / 1e6:.2f} million tokens" in alt
+    assert "that a 30 ms step cannot read" in alt and "outside vLLM's 90%" in alt
+
+
+def test_hbm_budget_says_what_vllms_share_holds(figs):
+    """vLLM's gpu_memory_utilization is the budget of its whole model executor, activations included: the band
+    outside it is other processes and the driver, not activations, and the pool drawn is an upper bound."""
+    spec = figs["hbm-budget"]
+    words = texts(draw(figs, "hbm-budget"))
+    s = sv.SCENARIO
+    assert f"outside vLLM's {s.mem_util:.0%} (other processes, driver)" in words
+    assert "KV that fits but a 30 ms step cannot read" in words
+    assert not any("activation" in w or "headroom" in w for w in words)
+    cap = spec.caption
+    assert "upper bound" in cap and "activations" in cap and "other processes and the driver" in cap
+    assert f"{1 - s.mem_util:.0%} outside the {s.mem_util:.0%}" in cap
+    # latency binds while the executor's own buffers stay under the part of the pool no step reads
+    unread = dict(c07.hbm_segments("bf16"))["KV pool, unread"]
+    assert f"{unread / 1e9:.1f} GB per GPU in bf16 that no step reads" in cap
+    assert unread == pytest.approx((sv.kv_pool_tokens(s) - sv.slo_tokens(s)) * sv.kv_bytes_per_token(s.model, s.kv_bytes)
+                                   / s.n_gpus, rel=1e-5)
 
 
 # ---------------------------------------------------------------- decode-terms (section 2)
@@ -217,3 +237,86 @@ def test_kitchen_and_decode_alt_texts_state_the_models_numbers(figs):
         assert f"{sv.slo_batch(scen):,.1f}" in alt
         for t in (st.weight_read_s, st.gemm_compute_s, st.attn_read_s, st.attn_compute_s):
             assert f"{t * 1e3:.2f}" in alt
+
+
+# ---------------------------------------------------------------- one meaning per colour, across the module
+
+
+def fills(root: ET.Element) -> list[tuple[str, str]]:
+    """(fill class, title) of every titled rect, and (stroke class, "curve") of every polyline."""
+    out = []
+    for r in root.iter("{http://www.w3.org/2000/svg}rect"):
+        t = r.find("s:title", NS)
+        if t is not None:
+            cls = r.get("class").split()
+            fill = cls[0][3:] if cls[0] != "fi-bg" else cls[1][3:]  # a hollow rect shows its stroke
+            out.append((fill, t.text))
+    return out
+
+
+def test_each_colour_means_one_thing_in_the_module(figs):
+    meaning = {c07.C_WEIGHTS: "weights", c07.C_KV_READ: "KV read", c07.C_KV_POOL: "KV pool", c07.C_FLOP: "FLOP"}
+    assert len(set(meaning)) == 4
+
+    def concept(title: str) -> str | None:
+        name = title.rpartition(": ")[0].lower()
+        if name.startswith("step, "):
+            return None  # the step's parts take the colour of the longer term: checked below
+        if "shelf walk" in name or name == "weights" or ("weight gemms" in name and "bytes" in name):
+            return "weights"
+        if "notebooks" in name or name == "kv read each step" or ("attention" in name and "bytes" in name):
+            return "KV read"
+        if name == "kv pool, unread":
+            return "KV pool"
+        if "cooking" in name or "flop" in name:
+            return "FLOP"
+        return None
+
+    seen: dict[str, set[str]] = {}
+    for fig_id in ("kitchen-round", "hbm-budget", "decode-terms"):
+        for fill, title in fills(draw(figs, fig_id)):
+            k = concept(title)
+            if k is not None:
+                seen.setdefault(fill, set()).add(k)
+                assert meaning.get(fill) == k, (fig_id, title, fill)
+    assert set(seen) == set(meaning)  # every colour is used, each for its one thing
+    # the legends say the same: each swatch (an untitled 16-unit square) is followed by its label
+    legend_concept = {"shelf walk": "weights", "weights": "weights", "cooking": "FLOP", "flop": "FLOP",
+                      "notebooks": "KV read", "kv a 30 ms step reads": "KV read", "kv cache ÷": "KV read",
+                      "slo cap": "KV read", "kv that fits": "KV pool", "kv pool": "KV pool"}
+    swatches = 0
+    for fig_id in ("kitchen-round", "hbm-budget", "decode-terms", "context-bounds"):
+        els = list(draw(figs, fig_id).iter())
+        for k, el in enumerate(els):
+            if el.tag.endswith("rect") and el.get("width") == "16" and el.find("s:title", NS) is None:
+                label = next(e.text for e in els[k + 1:] if e.tag.endswith("text")).lower()
+                cls = el.get("class").split()
+                colour = cls[0][3:] if cls[0] != "fi-bg" else cls[1][3:]
+                if colour in ("grid", "muted"):
+                    continue
+                want = next(v for key, v in legend_concept.items() if label.startswith(key) or key in label)
+                assert meaning[colour] == want, (fig_id, label, colour)
+                swatches += 1
+    assert swatches == 3 + 3 + 3
+    # C07.4 keys its curves with line samples: the pool's is dashed, as its curve is
+    root = draw(figs, "context-bounds")
+    els = list(root.iter())
+    keys = {}
+    for k, el in enumerate(els):
+        if el.tag == "{http://www.w3.org/2000/svg}line" and el.get("stroke-width") == "3":
+            label = next(e.text for e in els[k + 1:] if e.tag.endswith("text")).lower()
+            keys[label] = (el.get("class")[3:], el.get("stroke-dasharray"))
+    assert keys == {"kv pool: what hbm holds": (c07.C_KV_POOL, c07.POOL_DASH),
+                    "slo cap: what a 30 ms step reads": (c07.C_KV_READ, None)}
+    curves = [(pl.get("class").split()[0][3:], pl.get("stroke-dasharray")) for pl in root.iter("{http://www.w3.org/2000/svg}polyline")]
+    assert curves == list(keys.values()) * 2
+    # the step bars of C07.3: GEMM compute (the longer GEMM term at the SLO batch) and KV reads
+    root = draw(figs, "decode-terms")
+    steps = [(f, t) for f, t in fills(root) if t.startswith("step, ")]
+    assert [f for f, _ in steps] == [c07.C_FLOP, c07.C_KV_READ] * 2
+
+
+def test_node_names_use_the_multiplication_sign(figs):
+    words = texts(draw(figs, "context-bounds"))
+    assert "8× H200, bf16" in words and "8× MI300X, bf16" in words
+    assert not any(re.search(r"\d+x ", w) for fig in figs for w in texts(draw(figs, fig)))

@@ -126,9 +126,10 @@ def stadium(device: str = "h200", sections_drawn: int = 4, rows_drawn: int = 3) 
 # ------------------------------------------------------------------ 2. Little's law
 
 def littles_law(device: str = "h200", latencies_ns: tuple = (300, 500, 700), assumed_ns: int = 500,
-                bytes_per_lane: int = 4, loads_per_thread: int = 2) -> Canvas:
+                bytes_per_lane: int = 4, loads_per_thread: int = 2, stores_per_thread: int = 1) -> Canvas:
     """Bytes in flight = bandwidth x latency, as the area of a rectangle drawn to scale, and what it means
-    per warp at full occupancy (loads of one 4-byte float per lane)."""
+    per warp at full occupancy: 128-byte requests (one 4-byte float per lane), split as a vector add's
+    traffic is, into the loads a warp waits for and the stores it does not."""
     hbm = hardware.value(device, "hbm_bw")
     lanes = int(hardware.value(device, "lanes"))
     warps = int(hardware.value(device, "units") * hardware.value(device, "max_warps_per_unit"))
@@ -161,30 +162,41 @@ def littles_law(device: str = "h200", latencies_ns: tuple = (300, 500, 700), ass
     axis_x(c, sx, ybot, "latency L (ns)", ticks=[0] + lats)
     axis_y(c, sy, left, "B (TB/s)", ticks=[0, hbm / 1e12], fmt=lambda v: f"{v:.3g}")
 
-    # bottom: loads of one warp-wide 128-byte request each warp must keep outstanding
+    # bottom: the 128-byte requests each warp must keep outstanding, loads and stores in a vector add's ratio
     top2 = 350
-    c.text(20, top2, f"{warp_load}-byte loads each warp must keep", bold=True, size=15)
-    c.text(20, top2 + 20, f"in flight ({warps:,} warps, all resident)", fill="muted")
+    c.text(20, top2, f"{warp_load}-byte requests in flight per warp", bold=True, size=15)
+    c.text(20, top2 + 20, f"{warps:,} warps resident; a vector add: {loads_per_thread} loads, "
+           f"{stores_per_thread} store", fill="muted")
+    read_share = loads_per_thread / (loads_per_thread + stores_per_thread)
     per_warp = {lat: hbm * lat * 1e-9 / warp_load / warps for lat in lats}
     bx0, bx1 = 110, W - 60
     hi = math.ceil(max(max(per_warp.values()), loads_per_thread) + 0.5)
     sb = Scale(0, hi, bx0, bx1)
-    y = top2 + 44
+    xv = sb(loads_per_thread)
+    c.text(xv, top2 + 48, f"{loads_per_thread} loads issued", anchor="middle", fill="bad", bold=True)
+    y = top2 + 62
     bar_h = 26
     for lat in lats:
-        v = per_warp[lat]
-        c.text(bx0 - 8, y + bar_h / 2, f"{lat} ns", anchor="end", middle=True,
-               bold=lat == assumed_ns)
-        c.rect(bx0, y, sb(v) - bx0, bar_h, fill="s1" if lat == assumed_ns else "grid",
-               title=f"{lat} ns: {v:.2f} loads per warp")
-        c.text(sb(v) + 6, y + bar_h / 2, f"{v:.1f}", middle=True, bold=lat == assumed_ns)
+        total = per_warp[lat]
+        loads, stores = total * read_share, total * (1 - read_share)
+        main = lat == assumed_ns
+        col, edge = ("s1", "s1") if main else ("grid", "muted")
+        c.text(bx0 - 8, y + bar_h / 2, f"{lat} ns", anchor="end", middle=True, bold=main)
+        c.rect(bx0, y, sb(loads) - bx0, bar_h, fill=col, title=f"{lat} ns: {loads:.2f} loads per warp")
+        c.rect(sb(loads), y + 1, sb(total) - sb(loads), bar_h - 2, fill="bg", stroke=edge, width=2,
+               title=f"{lat} ns: {stores:.2f} stores per warp")
+        c.text(bx0 + 6, y + bar_h / 2, f"{loads:.1f}", middle=True, fill="bg" if main else "fg", bold=True)
+        c.text(sb(total) + 6, y + bar_h / 2, f"{total:.1f}", middle=True, bold=main)
         y += bar_h + 10
-    axis_x(c, sb, y + 4, "loads in flight per warp", ticks=list(range(0, hi + 1)), fmt=lambda v: f"{v:g}")
-    xv = sb(loads_per_thread)
-    c.line(xv, top2 + 36, xv, y + 4, stroke="bad", width=2, dash="5 4")
-    c.text(xv + 6, top2 + 44 + bar_h / 2, f"vector add: {loads_per_thread} (a[i], b[i])", middle=True,
-           fill="bad", bold=True)
-    c.height = y + 54
+    axis_x(c, sb, y + 4, "requests in flight per warp", ticks=list(range(0, hi + 1)), fmt=lambda v: f"{v:g}")
+    c.line(xv, top2 + 54, xv, y + 4, stroke="bad", width=2, dash="5 4")
+    # legend: what the two parts of a bar are
+    ly = y + 70
+    c.rect(20, ly - 8, 16, 16, fill="s1")
+    c.text(44, ly, "loads: the warp waits", middle=True)
+    c.rect(280, ly - 7, 16, 14, fill="bg", stroke="s1", width=2)
+    c.text(304, ly, "stores: no one waits", middle=True)
+    c.height = ly + 18
     return c
 
 
@@ -194,7 +206,7 @@ _PHASES = (  # (key, label, colour)
     ("context", "context", "s4"),
     ("alloc", "allocate", "s5"),
     ("h2d", "copy in", "s1"),
-    ("kernel", "kernel", "bad"),
+    ("kernel", "kernel", "fg"),  # dark (light in dark mode): far from both copies' colours
     ("d2h", "copy out", "s2"),
 )
 
@@ -255,7 +267,7 @@ def timeline(first: dict | None = None, best: dict | None = None) -> Canvas:
 
     def kernel_callout(pos, y_bar, h, share, t):
         kx = (pos["kernel"][0] + pos["kernel"][1]) / 2
-        c.line(kx, y_bar + h + 34, kx, y_bar + h + 3, stroke="bad", width=2, arrow=True)
+        c.line(kx, y_bar + h + 34, kx, y_bar + h + 3, stroke="fg", width=2, arrow=True)
         s = f"kernel {_ms(t)}: {_pct(share)} of the run"
         anchor = "middle"
         tx = kx
@@ -263,7 +275,7 @@ def timeline(first: dict | None = None, best: dict | None = None) -> Canvas:
             anchor, tx = "end", min(kx + 20, x1)
         elif kx - _tw(s) / 2 < x0:
             anchor, tx = "start", max(kx - 20, x0)
-        c.text(tx, y_bar + h + 52, s, anchor=anchor, fill="bad", bold=True)
+        c.text(tx, y_bar + h + 52, s, anchor=anchor, fill="fg", bold=True)
 
     def seg_labels(pos, segs, y, h, skip=("kernel",)):
         for key, t in segs:

@@ -109,13 +109,17 @@ def _shipments(stride: int, elem: int) -> list[tuple[int, int]]:
 
 def lanes_to_sectors(strides: tuple = (1, 2, 32), elem: int = 4) -> Canvas:
     """For each stride: the 32 lanes of a warp, the 128-byte lines their addresses fall in (only lines the
-    request touches are drawn, in address order), the 32-byte sectors moved and the bytes asked for."""
+    request touches are drawn, in address order), the 32-byte sectors moved and the bytes asked for.
+
+    A request that touches a few lines draws them side by side, each lane joined to the slot of its address;
+    one that touches many stacks them, a row per line, and labels which lanes own the first and last."""
     lanes = coalescing.LANES
     sectors_per_line = LINE // coalescing.SECTOR
+    per_sector = coalescing.SECTOR // elem
     slots = LINE // elem
     x0 = 24
-    cell = (W - 2 * x0) / lanes
-    slot_w = (W - 2 * x0) / slots
+    span = W - 2 * x0
+    cell = span / lanes
     c = Canvas(W, 1200)
     y = 8
     for stride in strides:
@@ -131,41 +135,55 @@ def lanes_to_sectors(strides: tuple = (1, 2, 32), elem: int = 4) -> Canvas:
         for i in range(lanes):
             c.rect(x0 + i * cell + 1, ly, cell - 2, 14, fill="s3", rx=2, title=f"lane {i}: byte {_addr(i, stride, elem)}")
         few = len(lines) <= 4
-        row_h = 20 if few else 9
-        row_gap = 6 if few else 0
-        my = ly + 14 + (40 if few else 16)
-        row_y = {ln: my + k * (row_h + row_gap) for k, ln in enumerate(lines)}
-        # which lane reads which slot: lines for a few rows; for many, each lane's row is labelled
-        for i in range(lanes):
-            ln, sec, k = _sheet(i, stride, elem)
-            slot_x = x0 + (sec * (coalescing.SECTOR // elem) + k + 0.5) * slot_w
-            if few:
-                c.line(x0 + (i + 0.5) * cell, ly + 15, slot_x, row_y[ln], stroke="muted", width=0.8)
+        if few:  # one row, the lines side by side in address order
+            gap = 12
+            line_w = (span - gap * (len(lines) - 1)) / len(lines)
+            row_h = 20
+            my = ly + 14 + 44
+            origin = {ln: (x0 + k * (line_w + gap), my) for k, ln in enumerate(lines)}
+        else:  # a row per line, stacked
+            line_w = span
+            row_h = 9
+            my = ly + 14 + 16
+            origin = {ln: (x0, my + k * row_h) for k, ln in enumerate(lines)}
+        slot_w = line_w / slots
+        sec_w = per_sector * slot_w
         asked = {_sheet(i, stride, elem) for i in range(lanes)}
         for ln in lines:
-            yy = row_y[ln]
+            ox, oy = origin[ln]
             for sec in range(sectors_per_line):
-                sx = x0 + sec * (LINE // sectors_per_line // elem) * slot_w
-                sw = (coalescing.SECTOR // elem) * slot_w
+                sx = ox + sec * sec_w
                 moved = (ln, sec) in touched
-                c.rect(sx, yy, sw, row_h, fill="grid" if moved else "bg", stroke="muted" if not moved else "fg",
+                c.rect(sx, oy, sec_w, row_h, fill="grid" if moved else "bg", stroke="fg" if moved else "muted",
                        width=1,
                        title=f"stride {stride}, line {ln}, sector {sec}: " + ("moved" if moved else "not moved"))
                 if moved:
-                    for k in range(coalescing.SECTOR // elem):
+                    for k in range(per_sector):
                         if (ln, sec, k) in asked:
-                            c.rect(sx + k * slot_w + 1, yy + 2, slot_w - 2, row_h - 4, fill="s1")
-        end = my + len(lines) * (row_h + row_gap)
-        if not few:
+                            c.rect(sx + k * slot_w + 1, oy + 2, slot_w - 2, row_h - 4, fill="s1")
+        if few:
+            # each lane joined to the slot of its address, ending on the line's top edge
+            for i in range(lanes):
+                ln, sec, k = _sheet(i, stride, elem)
+                ox, oy = origin[ln]
+                c.line(x0 + (i + 0.5) * cell, ly + 15, ox + (sec * per_sector + k + 0.5) * slot_w, oy,
+                       stroke="muted", width=0.8)
+            for ln in lines:
+                ox, oy = origin[ln]
+                c.text(ox + line_w / 2, oy + row_h + 18, f"bytes {ln * LINE}-{(ln + 1) * LINE - 1}", anchor="middle",
+                       fill="muted")
+            end = my + row_h + 26
+        else:
+            end = my + len(lines) * row_h
             owner = {}
             for i in range(lanes):
                 owner.setdefault(_sheet(i, stride, elem)[0], []).append(i)
-            tx = x0 + (coalescing.SECTOR // elem) * slot_w + 10
+            tx = x0 + sec_w + 10
             for ln in (lines[0], lines[-1]):
                 who = owner[ln]
                 lab = f"← lane {who[0]}" if len(who) == 1 else f"← lanes {who[0]}-{who[-1]}"
-                c.rect(tx - 4, row_y[ln] + row_h / 2 - 9, len(lab) * 8 + 8, 18, fill="bg")
-                c.text(tx, row_y[ln] + row_h / 2, lab, middle=True, bold=True)
+                c.rect(tx - 4, origin[ln][1] + row_h / 2 - 9, len(lab) * 8 + 8, 18, fill="bg")
+                c.text(tx, origin[ln][1] + row_h / 2, lab, middle=True, bold=True)
             note = "one lane per line"
             c.rect(tx - 4, (my + end) / 2 - 9, len(note) * 8 + 8, 18, fill="bg")
             c.text(tx, (my + end) / 2, note, middle=True, fill="muted")
@@ -175,12 +193,12 @@ def lanes_to_sectors(strides: tuple = (1, 2, 32), elem: int = 4) -> Canvas:
                fill="muted")
         y = end + 40
     # legend
-    items = (("s1", "asked for"), ("grid", "sector moved"))
-    lx = x0
-    for col, lab in items:
-        c.rect(lx, y - 8, 16, 16, fill=col, stroke="fg" if col == "grid" else "none")
-        c.text(lx + 22, y, lab, middle=True)
-        lx += 150
+    c.rect(x0, y - 8, 16, 16, fill="s1")
+    c.text(x0 + 22, y, "asked for", middle=True)
+    c.rect(x0 + 120, y - 8, 16, 16, fill="grid", stroke="fg")
+    c.text(x0 + 142, y, "sector moved", middle=True)
+    c.rect(x0 + 284, y - 8, 16, 16, fill="bg", stroke="muted")
+    c.text(x0 + 306, y, "sector not moved", middle=True)
     c.height = y + 18
     return c
 

@@ -15,6 +15,11 @@ from ..render.svg import Canvas, Scale, axis_x, tick_label
 W = 560
 GB = 1e9
 
+# One meaning per colour across the module's figures: weights (and the time to read them) are s1, the KV
+# cache a decode step reads is s2, the rest of the KV pool (what HBM holds beyond that) is s5, FLOP (the
+# kitchen's cooking) is s4; what lies outside vLLM's share is grid, and the SLO (the promise) is bad.
+C_WEIGHTS, C_KV_READ, C_KV_POOL, C_FLOP = "s1", "s2", "s5", "s4"
+
 # ---------------------------------------------------------------- shared helpers
 
 
@@ -25,7 +30,7 @@ def scenario(precision: str = "bf16", gpu: str = "h200") -> sv.Scenario:
 
 
 def _gpu_short(gpu: str) -> str:
-    return {"h200": "8x H200", "mi300x": "8x MI300X"}[gpu]
+    return {"h200": "8× H200", "mi300x": "8× MI300X"}[gpu]
 
 
 def _swatch(c: Canvas, x: float, y: float, fill: str, label: str, hollow: bool = False, size: float = 14) -> None:
@@ -73,9 +78,9 @@ def kitchen_round(precision: str = "bf16") -> Canvas:
     x0, x1 = 20, 540
     sx = Scale(0, 1.3 * s.slo_s, x0, x1)
     # legend, one entry a line (reads on a phone)
-    _swatch(c, x0, 16, "s1", "shelf walk (same for any number of diners)")
-    _swatch(c, x0, 40, "s3", "cooking (grows with the diners)")
-    _swatch(c, x0, 64, "s2", "reading the notebooks (grows with the pages)")
+    _swatch(c, x0, 16, C_WEIGHTS, "shelf walk (same for any number of diners)")
+    _swatch(c, x0, 40, C_FLOP, "cooking (grows with the diners)")
+    _swatch(c, x0, 64, C_KV_READ, "reading the notebooks (grows with the pages)")
     xp = sx(s.slo_s)
     c.line(xp, top - 16, xp, top + row_h * len(rows) - 8, stroke="bad", width=2, dash="6 4")
     c.text(xp, top - 22, "promise", anchor="middle", fill="bad", bold=True)
@@ -86,14 +91,14 @@ def kitchen_round(precision: str = "bf16") -> Canvas:
         walk, cook = st.weight_read_s, st.gemm_compute_s
         first = max(walk, cook)
         # the longer of walk and cooking fills the bar; the shorter runs alongside it, as a strip inside
-        long_fill, short_fill = ("s1", "s3") if walk >= cook else ("s3", "s1")
+        long_fill, short_fill = (C_WEIGHTS, C_FLOP) if walk >= cook else (C_FLOP, C_WEIGHTS)
         short = min(walk, cook)
         c.rect(x0, by, sx(first) - x0, bh, fill=long_fill,
                title=f"{'shelf walk' if walk >= cook else 'cooking'}: {_ms(first)}")
         c.rect(x0, by + bh - 9, sx(short) - x0, 9, fill=short_fill, stroke="bg",
                title=f"{'cooking' if walk >= cook else 'shelf walk'}, overlapped: {_ms(short)}")
         read = st.attn_s
-        c.rect(sx(first), by, sx(first + read) - sx(first), bh, fill="s2", stroke="bg",
+        c.rect(sx(first), by, sx(first + read) - sx(first), bh, fill=C_KV_READ, stroke="bg",
                title=f"reading the notebooks: {_ms(read)}")
         share = st.total_s / s.slo_s
         c.text(sx(st.total_s) + 6, by + bh / 2, f"{share:.0%}", middle=True,
@@ -108,7 +113,9 @@ def kitchen_round(precision: str = "bf16") -> Canvas:
 def hbm_segments(precision: str = "bf16", gpu: str = "h200") -> list[tuple[str, float]]:
     """One GPU's HBM, bottom to top, in bytes: its slice of the weights, the KV a decode step at the SLO
     reads, the rest of the KV pool (fits, but no step inside the SLO can read it), and the share outside
-    ``mem_util`` (activations, workspace, headroom). The four add up to the GPU's HBM."""
+    ``mem_util``, which vLLM leaves to other processes and the driver. The four add up to the GPU's HBM.
+    vLLM's share also holds its activations and working buffers, which the model does not subtract: the
+    pool (the middle two) is an upper bound."""
     s = scenario(precision, gpu)
     n = s.n_gpus
     kv_tok = sv.kv_bytes_per_token(s.model, s.kv_bytes)
@@ -120,10 +127,11 @@ def hbm_segments(precision: str = "bf16", gpu: str = "h200") -> list[tuple[str, 
     kv_rest = s.mem_util * s.gpu.hbm_bytes - weights - kv_used
     reserve = s.gpu.hbm_bytes - s.mem_util * s.gpu.hbm_bytes
     return [("weights", weights), ("KV read each step", kv_used), ("KV pool, unread", kv_rest),
-            ("reserved", reserve)]
+            (OUTSIDE, reserve)]
 
 
-_HBM_FILL = {"weights": "s1", "KV read each step": "s2", "KV pool, unread": "s5", "reserved": "grid"}
+OUTSIDE = "outside vLLM's share"
+_HBM_FILL = {"weights": C_WEIGHTS, "KV read each step": C_KV_READ, "KV pool, unread": C_KV_POOL, OUTSIDE: "grid"}
 
 
 def hbm_budget(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("bf16", "fp8")) -> Canvas:
@@ -159,9 +167,9 @@ def hbm_budget(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("bf
             c.text(x + bar_w / 2, y_bot + 24 + 20 * k, line, anchor="middle", bold=True, size=16)
     ly = y_bot + 66 + 10
     mem_util = scenario("bf16", gpu).mem_util
-    legend = [("s1", "weights (an eighth per GPU)"), ("s2", "KV a 30 ms step reads"),
-              ("s5", "KV that fits but no step can read"),
-              ("grid", f"outside the {mem_util:.0%}: activations, headroom")]
+    legend = [(C_WEIGHTS, "weights (an eighth per GPU)"), (C_KV_READ, "KV a 30 ms step reads"),
+              (C_KV_POOL, "KV that fits but a 30 ms step cannot read"),
+              ("grid", f"outside vLLM's {mem_util:.0%} (other processes, driver)")]
     for k, (fill, label) in enumerate(legend):
         if fill == "grid":
             c.rect(40, ly + 28 * k - 8, 16, 16, fill="grid", stroke="muted")
@@ -186,11 +194,12 @@ def decode_terms(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("
     """For each precision, the step at the SLO batch: each kernel group's time to move its bytes and time to
     do its FLOP (the longer is solid, the shorter hollow: it overlaps), and the step they add up to."""
     x0, x1 = 20, 470
-    legend_h = 64
+    legend_h = 88
     panel_h = 290
     c = Canvas(W, legend_h + panel_h * len(precisions) + 10)
-    _swatch(c, x0, 14, "s2", "bytes ÷ bandwidth")
-    _swatch(c, x0, 38, "s4", "FLOP ÷ FLOP/s")
+    _swatch(c, x0, 14, C_WEIGHTS, "weights ÷ bandwidth")
+    _swatch(c, x0, 38, C_KV_READ, "KV cache ÷ bandwidth")
+    _swatch(c, x0, 62, C_FLOP, "FLOP ÷ FLOP/s")
     c.rect(300, 6, 16, 16, fill="bg", stroke="muted", width=2)
     c.text(324, 14, "hollow: hidden", middle=True)
     c.text(324, 38, "under the other", middle=True)
@@ -202,12 +211,12 @@ def decode_terms(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("
         y = legend_h + j * panel_h + 14
         c.text(x0, y, f"{names[prec]}, batch {sv.slo_batch(s):,.1f}", bold=True, size=16)
         y += 30
-        for group, key in (("weight GEMMs", "gemm"), ("attention over the KV cache", "attn")):
+        for group, key, bytes_fill in (("weight GEMMs", "gemm", C_WEIGHTS), ("attention over the KV cache", "attn", C_KV_READ)):
             c.text(x0, y, group, fill="muted")
             read, flop = t[f"{key}_read"], t[f"{key}_flop"]
-            for k, (val, fill, what) in enumerate(((read, "s2", "bytes / bandwidth"), (flop, "s4", "FLOP / FLOP/s"))):
+            for k, (val, fill, what) in enumerate(((read, bytes_fill, "bytes / bandwidth"), (flop, C_FLOP, "FLOP / FLOP/s"))):
                 by = y + 10 + k * 30
-                longer = val >= (flop if fill == "s2" else read)
+                longer = val >= (flop if k == 0 else read)
                 w = max(sx(val) - x0, 1.5)
                 if longer:
                     c.rect(x0, by, w, 22, fill=fill, title=f"{group}, {what}: {_ms(val)}")
@@ -220,9 +229,9 @@ def decode_terms(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("
         by = y + 10
         g = max(t["gemm_read"], t["gemm_flop"])
         a = max(t["attn_read"], t["attn_flop"])
-        c.rect(x0, by, sx(g) - x0, 26, fill="s4" if t["gemm_flop"] > t["gemm_read"] else "s2", stroke="bg",
+        c.rect(x0, by, sx(g) - x0, 26, fill=C_FLOP if t["gemm_flop"] > t["gemm_read"] else C_WEIGHTS, stroke="bg",
                title=f"step, weight GEMMs: {_ms(g)}")
-        c.rect(sx(g), by, sx(g + a) - sx(g), 26, fill="s4" if t["attn_flop"] > t["attn_read"] else "s2",
+        c.rect(sx(g), by, sx(g + a) - sx(g), 26, fill=C_FLOP if t["attn_flop"] > t["attn_read"] else C_KV_READ,
                stroke="bg", title=f"step, attention: {_ms(a)}")
         c.text(sx(g + a) + 6, by + 13, f"{t['total'] * 1e3:.1f} ms", middle=True, bold=True)
         xs = sx(s.slo_s)
@@ -235,6 +244,7 @@ def decode_terms(gpu: str = "h200", precisions: tuple[str, ...] | list[str] = ("
 
 
 CONTEXT_LO, CONTEXT_HI = 256, 65536
+POOL_DASH = "9 5"
 PANEL_TOP, PANEL_H = 96, 330
 
 
@@ -273,8 +283,11 @@ def concurrency(precision: str = "bf16", gpus: tuple[str, ...] | list[str] = ("h
     (KV pool) and the rising promise (SLO cap), one panel per node; the lower of the two binds."""
     c = Canvas(W, PANEL_TOP + PANEL_H * len(gpus) - 40)
     y_max = concurrency_y_max(precision, gpus)
-    _swatch(c, 20, 14, "s2", "KV pool: what HBM holds")
-    _swatch(c, 20, 38, "s1", "SLO cap: what a 30 ms step reads")
+    # line keys: the pool is dashed as well as gold, so the two curves differ without colour
+    c.line(16, 14, 40, 14, stroke=C_KV_POOL, width=3, dash=POOL_DASH)
+    c.text(48, 14, "KV pool: what HBM holds", middle=True)
+    c.line(16, 38, 40, 38, stroke=C_KV_READ, width=3)
+    c.text(48, 38, "SLO cap: what a 30 ms step reads", middle=True)
     ticks_x = [256, 1024, 4096, 16384, 65536]
     for p, gpu in enumerate(gpus):
         s = scenario(precision, gpu)
@@ -291,8 +304,8 @@ def concurrency(precision: str = "bf16", gpus: tuple[str, ...] | list[str] = ("h
         axis_x(c, sx, sy.a, "tokens of context per sequence", ticks=ticks_x,
                fmt=lambda v: f"{v / 1024:g}K" if v >= 1024 else tick_label(v))
         c.text(sx.a - 60, sy.b - 22, f"{_gpu_short(gpu)}, {precision}", bold=True, size=16)
-        c.polyline([(sx(x), sy(y)) for x, y in room], stroke="s2", width=3)
-        c.polyline([(sx(x), sy(y)) for x, y in slo], stroke="s1", width=3)
+        c.polyline([(sx(x), sy(y)) for x, y in room], stroke=C_KV_POOL, width=3, dash=POOL_DASH)
+        c.polyline([(sx(x), sy(y)) for x, y in slo], stroke=C_KV_READ, width=3)
         flip = sv.context_where_binding_flips(s)
         if flip is not None and CONTEXT_LO < flip < CONTEXT_HI:
             xf = sx(flip)
@@ -305,7 +318,7 @@ def concurrency(precision: str = "bf16", gpus: tuple[str, ...] | list[str] = ("h
         cx = s.context
         pool_b = sv.kv_pool_tokens(s) / cx
         slo_b = sv.slo_batch(s)
-        c.circle(sx(cx), sy(sv.kv_pool_tokens(s)), 5, fill="s2", title=f"room at {cx:,}: {pool_b:,.1f} sequences")
-        c.circle(sx(cx), sy(slo_b * cx), 5, fill="s1", title=f"promise at {cx:,}: {slo_b:,.1f} sequences")
+        c.circle(sx(cx), sy(sv.kv_pool_tokens(s)), 5, fill=C_KV_POOL, title=f"room at {cx:,}: {pool_b:,.1f} sequences")
+        c.circle(sx(cx), sy(slo_b * cx), 5, fill=C_KV_READ, title=f"promise at {cx:,}: {slo_b:,.1f} sequences")
         c.text(sx.a, sy.a + 62, f"at {cx:,}: {round(pool_b)} sequences fit, {round(slo_b)} meet the SLO")
     return c

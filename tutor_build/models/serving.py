@@ -124,7 +124,9 @@ class Scenario:
     kv_bytes: float = 2.0  # bytes per cached K or V element
     context: int = 4096  # cached tokens per running sequence (mean)
     slo_s: float = 0.030  # time per output token = decode step time budget
-    mem_util: float = 0.90  # fraction of HBM given to weights + KV
+    # vLLM's gpu_memory_utilization; its activations and buffers come out of it too and are not
+    # subtracted here, so the KV pool is an upper bound
+    mem_util: float = 0.90
     bw_eff: float = 1.0  # achieved / peak HBM bandwidth
     gemm_fp8: bool = False  # weight GEMMs run on fp8 tensor cores (W8A8)
     overhead_s: float = 0.0  # per-step all-reduce + launch time

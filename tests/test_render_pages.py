@@ -123,3 +123,25 @@ def test_a_term_inside_another_terms_definition_is_not_marked_inside_the_tooltip
 def test_the_canvas_refuses_what_a_phone_or_a_dark_page_cannot_show(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+def test_every_command_a_module_page_suggests_is_one_the_cli_accepts():
+    """`tutor ...` commands in the generated module pages (the "What to do next" box included) parse."""
+    import re
+    import subprocess
+    import sys
+
+    from tutor_build.load import load_course
+    from tutor_build.render.pages import render_site
+
+    course, _ = load_course(ROOT)
+    site = render_site(course, {"cards/index.md"})
+    commands = set()
+    for m in course.modules:
+        page = site.pages[m.page_path]
+        commands |= set(re.findall(r"`(tutor labs [a-z]+ [^`]+)`", page))
+    assert f"tutor labs verify {course.modules[0].id} --vendor triton --exercise" in commands  # the next-steps box
+    for command in sorted(commands):
+        args = command.split()[1:] + ["--help"]
+        done = subprocess.run([sys.executable, "-m", "tutor_build.cli", *args], capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, f"{command}: {done.stderr[-400:]}"

@@ -4,6 +4,7 @@ turn TeX into MathML in on_page_content. The work happens in load, checks and re
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from mkdocs.config import config_options as c
@@ -51,6 +52,13 @@ def build_nav(course, docs_dir: Path) -> list:
         reference.append({"Glossary": "glossary.md"})
     return [{"Home": "index.md"}, {"Curriculum": "curriculum.md"}, {"Tracks": tracks}, {"Tools": tools},
             {"Reference": reference}]
+
+
+def _plain_math_in_toc(items) -> None:  # noqa: ANN001 - MkDocs' TableOfContents
+    """A heading's inline math reaches the table of contents as TeX source; show its letters instead."""
+    for item in items or ():
+        item.title = re.sub(r"\\\((.+?)\\\)", lambda m: m.group(1).replace("\\", ""), item.title)
+        _plain_math_in_toc(item.children)
 
 
 class TutorConfig(Config):
@@ -125,6 +133,7 @@ class TutorPlugin(BasePlugin[TutorConfig]):
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
         html = tex_to_mathml(html, getattr(page, "tutor_display_math", {}))
+        _plain_math_in_toc(page.toc)
         if not self.site:
             return html
         if page.file.src_uri != "glossary.md" and not page.file.src_uri.startswith("code/"):

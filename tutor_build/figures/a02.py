@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..models import coalescing
-from ..render.svg import Canvas
+from ..render.svg import Canvas, wrap
 
 W = 560
 LINE = 128  # bytes in an L1/L2 line: four sectors
@@ -261,5 +261,16 @@ def bank_conflicts(col: int = 5, tile: int = 32) -> Canvas:
                bold=True, fill=hot)
         c.text(px + pw / 2, base + 42, f"{degree} passes" if degree > 1 else "1 pass", anchor="middle", fill=hot)
     c.text(x0, hist_top - 6, "lanes per bank", fill="muted")
-    c.height = hist_top + hist_h + 52
+    # Legend: what the cells are, and why a padded row does not line up with a drawn row.
+    y = hist_top + hist_h + 72
+    for i, (fill, label) in enumerate((("bad", "a word the warp reads, sharing a bank"),
+                                       ("good", "a word the warp reads, alone in its bank"),
+                                       ("muted", "a padding word, never read"), ("grid", "the tile's other words"))):
+        c.rect(x0, y + 22 * i - 11, 14, 14, fill=fill)
+        c.text(x0 + 22, y + 22 * i, label, middle=True)
+    y += 22 * 4 + 4
+    for j, line in enumerate(wrap("Cells are drawn 32 words to a row, one column per bank, so a padded tile's "
+                                  "33-word rows wrap across the drawn rows.", 62)):
+        c.text(x0, y + 20 * j, line, fill="muted")
+    c.height = y + 20 * j + 12
     return c

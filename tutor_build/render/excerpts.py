@@ -167,4 +167,4 @@ def code_page(root: Path, rel: str, lang: str) -> str:
         f"# {rel}", "",
         f"The whole file, {len(text.splitlines())} lines, as it is in the course repository: "
         f"[download {name}]({up}{download_path(rel)}). Set-up for running it: [Setup]({up}SETUP.md).", "",
-        f'{fence}{lang} title="{rel}"', text.rstrip("\n"), fence, ""])
+        f'{fence}{lang} title="{rel}" linenums="1"', text.rstrip("\n"), fence, ""])

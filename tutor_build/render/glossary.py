@@ -70,7 +70,7 @@ def glossary_page(course: Course) -> str:
         where = f" Taught in [{taught.id} · {taught.title}](modules/{taught.name}.md)." if taught else ""
         name = f"**{e.term}** ({e.expansion})" if e.expansion else f"**{e.term}**"
         anchor = re.sub(r"[^a-z0-9]+", "-", e.term.lower()).strip("-")
-        lines.append(f"{name}{{ #term-{anchor} }}")
+        lines.append(f'<span id="term-{anchor}"></span>{name}')
         lines.append(f":   {e.definition}{where}")
         lines.append("")
     return "\n".join(lines)

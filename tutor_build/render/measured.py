@@ -139,6 +139,6 @@ class Filler:
 
 
 def _outside_code(text: str, func) -> str:
-    """Apply func to the text outside fenced code blocks."""
-    parts = re.split(r"(^\s*(?:```|~~~)[^\n]*\n.*?^\s*(?:```|~~~)\s*$)", text, flags=re.MULTILINE | re.DOTALL)
+    """Apply func to the text outside fenced code blocks and inline code (a page may show a placeholder)."""
+    parts = re.split(r"(^\s*(?:```|~~~)[^\n]*\n.*?^\s*(?:```|~~~)\s*$|`[^`\n]+`)", text, flags=re.MULTILINE | re.DOTALL)
     return "".join(part if i % 2 else func(part) for i, part in enumerate(parts))

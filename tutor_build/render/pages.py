@@ -54,7 +54,7 @@ def next_steps(course: Course, m: Module, existing: set[str] = frozenset()) -> l
     labs = ", ".join(f"`{lab.name}`" for lab in m.labs)
     lines = ['!!! tip "What to do next"', "",
              f"    - **Do the labs** ({labs}): [the lab section](#labs) says how; "
-             f"`tutor labs run {m.id} --vendor triton` runs them on a laptop CPU."]
+             f"`tutor labs verify {m.id} --vendor triton --exercise` checks your work on a laptop CPU."]
     if cards and "cards/index.md" in existing:
         lines.append(f"    - **Practise**: the {cards} [recall cards of {m.id}](../cards/index.md?deck=module:{m.id}), "
                      "spaced so that each comes back just before you would forget it.")

@@ -122,11 +122,11 @@
     acc.forEach(function (a) {
       var list2 = byBank[a.bank] || (byBank[a.bank] = []), k = list2.indexOf(a.word);
       if (k < 0) { list2.push(a.word); k = list2.length - 1; }
-      var r = bar(s, bl + a.bank * bw + 0.5, y1 + k * rowH + 0.5, bw - 1, rowH - 1, "tp-bank tp-c" + (deg > 1 ? "3" : "0"), "lane " + a.lane + ": word " + a.word + ", bank " + a.bank + ", wavefront " + (k + 1));
+      var r = bar(s, bl + a.bank * bw + 0.5, y1 + k * rowH + 0.5, bw - 1, rowH - 1, "tp-bank tp-c" + (deg > 1 ? "3" : "0"), "lane " + a.lane + ": word " + a.word + ", bank " + a.bank + ", shared-memory pass " + (k + 1));
       r.setAttribute("data-lane", a.lane);
     });
     var sy = C.lin(0.5, deg + 0.5, y1, y1 + deg * rowH);
-    C.axisY(s, sy, bl - 2, C.niceTicks(1, deg, Math.min(deg, 5)).filter(function (t) { return t >= 1 && t % 1 === 0; }), String, deg > 2 ? "wavefront" : "wave");
+    C.axisY(s, sy, bl - 2, C.niceTicks(1, deg, Math.min(deg, 5)).filter(function (t) { return t >= 1 && t % 1 === 0; }), String, "pass");
     var bx = C.lin(-0.5, 31.5, bl, W - mr);
     C.axisX(s, bx, y1 + deg * rowH + 2, [0, 8, 16, 24, 31], String, "bank (of 32, 4-byte words)");
     C.fit(s.ownerSVGElement, top + y1 + deg * rowH + 44);
@@ -409,7 +409,8 @@
     coalescing: function (o) {
       return "<p><strong>" + o.sectors + " sectors per request</strong> (ideal " + o.ideal_sectors + "), load efficiency " + pct(o.efficiency) +
         ": " + o.bytes_requested + " B asked, " + o.bytes_moved + " B moved. <strong>Bank conflict degree " + o.conflict_degree +
-        "</strong>: the column read takes " + o.shared_wavefronts + " wavefront(s), " + pct(1 / o.conflict_degree) + " of the shared bandwidth.</p>";
+        "</strong>: the column read takes " + o.shared_wavefronts + " shared-memory pass" + (o.shared_wavefronts === 1 ? "" : "es") +
+        " (Nsight Compute counts them as shared-memory wavefronts, not AMD's 64-lane wavefronts), " + pct(1 / o.conflict_degree) + " of the shared bandwidth.</p>";
     },
     occupancy: function (o) {
       return "<ul>" + OCC.map(function (g) { return occLine(g[1], o[g[0]], g[0] === "hopper" ? "warps" : "wavefronts", launchProblem(o[g[0]], P.devices[g[2]], o.inputs, g[3])); }).join("") + "</ul>";

@@ -39,6 +39,18 @@ def test_strict_fails_on_warnings_only_when_asked(course_dir):
     assert strict.returncode == 1 and "W705 stale record A01/vec/kernel/cuda" in strict.stdout
 
 
+def test_a_planned_module_is_reported_but_does_not_fail_strict(course_dir):
+    (course_dir / "curriculum.yml").write_text((course_dir / "curriculum.yml").read_text() + "planned:\n  A05: Reductions\n")
+    prod = course_dir / "modules/A01-fake-basics/7-production.md"
+    prod.write_text(prod.read_text() + "\nA05 builds on this.\n")
+    strict = tutor("check", str(course_dir), "--strict")
+    assert strict.returncode == 0 and "W110 mentions A05 (Reductions)" in strict.stdout
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(course_dir / "site")],
+                           cwd=course_dir, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    assert "A05 (planned)" in (course_dir / "site/modules/A01-fake-basics/index.html").read_text()
+
+
 def test_json_summary(pristine_course):
     done = tutor("check", str(pristine_course), "--format", "json")
     data = json.loads(done.stdout)

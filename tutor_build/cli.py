@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .checks import run_all
-from .diagnostics import ERROR, WARNING
+from .diagnostics import ERROR, NOT_STRICT, WARNING
 from .load import load_course
 
 
@@ -25,7 +25,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         n_err = sum(d.severity == ERROR for d in diags)
         n_warn = sum(d.severity == WARNING for d in diags)
         print(f"{len(course.modules)} modules checked: {n_err} errors, {n_warn} warnings", file=sys.stderr)
-    failed = any(d.severity == ERROR or (args.strict and d.severity == WARNING) for d in diags)
+    failed = any(d.severity == ERROR or (args.strict and d.severity == WARNING and d.code not in NOT_STRICT) for d in diags)
     return 1 if failed else 0
 
 

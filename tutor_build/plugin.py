@@ -16,7 +16,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from .checks import run_all
-from .diagnostics import ERROR, WARNING
+from .diagnostics import ERROR, NOT_STRICT, WARNING
 from .load import load_course
 from .render.citations import Numberer
 from .render import highlight_cache
@@ -29,7 +29,6 @@ from .render.measured import Filler
 from .render.pages import Site, render_site
 
 log = logging.getLogger("mkdocs.plugins.tutor")
-BUILD_INFO = {"W110"}  # warnings `tutor check` shows that do not stop a strict site build
 WATCHED = ("modules", "labs", "cards", "sheets", "measurements", "references.yml", "curriculum.yml")
 
 
@@ -88,7 +87,7 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             raise PluginError(f"the course has {len(errors)} contract error(s):\n{listing}")
         for d in diags:
             if d.severity == WARNING:  # a planned module is a fact of the course's growth, not a problem
-                (log.info if d.code in BUILD_INFO else log.warning)(d.format())
+                (log.info if d.code in NOT_STRICT else log.warning)(d.format())
         self.course = course
         if self.config.highlight_cache:
             highlight_cache.install(self._root(config) / ".cache" / "highlight")

@@ -135,7 +135,7 @@ def graph_svg(course: Course, link_prefix: str = "../") -> str:
     """Tracks as horizontal lanes; every module of the plan as a box (a link once it is written, dashed while
     planned), placed by :func:`graph_columns`; prerequisites as arrows. Titles wrap, never truncated."""
     written = {m.id: m for m in course.modules}
-    titles = {**dict(course.planned), **{m.id: m.title for m in course.modules}}
+    titles = {**dict(getattr(course, "planned", {})), **{m.id: m.title for m in course.modules}}
     tracks: dict[str, list[str]] = {}
     for t in course.tracks:
         mids = [mid for mid in titles if (written[mid].track if mid in written else mid[:1]) == t]
@@ -166,7 +166,7 @@ def graph_svg(course: Course, link_prefix: str = "../") -> str:
     for lane, t in enumerate(tracks):
         y = lane * (lane_h + LANE_GAP)
         out.append(f'<rect class="lane" x="0" y="{y}" width="{width}" height="{lane_h}" rx="6"/>')
-        out.append(f'<text class="lane-label" x="{PAD}" y="{y + 20}">Track {t}: {_svg_text(course.tracks[t])}</text>')
+        out.append(f'<text class="lane-label" x="{PAD}" y="{y + 18}">Track {t}: {_svg_text(course.tracks[t])}</text>')
     for m in course.modules:
         for p in m.prerequisites:
             if p not in pos or m.id not in pos:
@@ -179,7 +179,7 @@ def graph_svg(course: Course, link_prefix: str = "../") -> str:
                 band = y1 + box_h + ARC_H / 2
                 d = f"M {x1 + box_w / 2} {y1 + box_h} V {band} H {x2 + box_w / 2} V {y2 + box_h}"
             elif col[m.id] - col[p] > 1:  # another lane, further on: along the band above the target
-                d = f"M {sx} {sy} H {gx} V {y2 - 6} H {hx} V {ey} H {ex}"
+                d = f"M {sx} {sy} H {gx} V {y2 - 5} H {hx} V {ey} H {ex}"
             else:
                 d = f"M {sx} {sy} H {gx} V {ey} H {ex}"
             out.append(f'<path class="edge" d="{d}" marker-end="url(#arrow)"/>')

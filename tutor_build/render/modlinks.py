@@ -30,7 +30,7 @@ def _prose_lines(text: str):
         if opened:
             fence = opened.group(1) if fence is None else (None if line.strip().startswith(fence) else fence)
             continue
-        if fence is None and not line.lstrip().startswith(("#", "--8<--", "$$")) and not line.startswith("---"):
+        if fence is None and not line.lstrip().startswith(("#", "--8<--", "$$", "<")) and not line.startswith("---"):
             yield lineno, line
 
 
@@ -62,7 +62,8 @@ def link_modules(markdown: str, course: Course, page_src: str, own_id: str = "")
             fence = opened.group(1) if fence is None else (None if line.strip().startswith(fence) else fence)
             out.append(line)
             continue
-        if fence is not None or line.lstrip().startswith(("#", "--8<--", "$$")) or line.startswith("---"):
+        # Headings, raw HTML blocks (a drawing's text is not prose) and snippet lines stay as written.
+        if fence is not None or line.lstrip().startswith(("#", "--8<--", "$$", "<")) or line.startswith("---"):
             out.append(line)
             continue
         pieces, last = [], 0

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from svgparse import rects
 from tutor_build.figures import a02, svg
+from tutor_build.checks.figures import placements
 from tutor_build.load import load_course
-from tutor_build.mdscan import scan
 from tutor_build.models import coalescing
 
 ROOT = Path(__file__).parents[1]
@@ -22,8 +23,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture(scope="module")
 def module():
-    course, _ = load_course(ROOT)
-    return next(m for m in course.modules if m.id == "A02")
+    return load_course(ROOT)[0].module("A02")
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +35,6 @@ def draw(figs, fig_id: str) -> ET.Element:
     return ET.fromstring(svg(figs[fig_id]))
 
 
-def rects(root: ET.Element) -> list[dict]:
-    out = []
-    for r in root.iter(f"{SVG}rect"):
-        t = r.find(f"{SVG}title")
-        if t is not None:
-            out.append({"title": t.text, "x": float(r.get("x")), "y": float(r.get("y")),
-                        "w": float(r.get("width")), "h": float(r.get("height")), "cls": r.get("class")})
-    return out
 
 
 def texts(root: ET.Element) -> list[str]:
@@ -68,11 +60,7 @@ def shown(root: ET.Element) -> set[str]:
 
 def test_every_figure_draws_and_is_placed(module, figs):
     assert len(figs) >= 3
-    placed = {}
-    for section in module.sections:
-        for ph in scan(section.text).placeholders:
-            if ph.func == "figure":
-                placed[ph.args[0]] = section.spec.number
+    placed = {fig_id: number for fig_id, _, _, number in placements(module)}
     for fig_id, spec in figs.items():
         root = draw(figs, fig_id)
         assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tutor_build.figures import b04, svg
+from tutor_build.checks.figures import placements
 from tutor_build.load import load_course
-from tutor_build.mdscan import scan
 from tutor_build.models import fp8
 
 ROOT = Path(__file__).parents[1]
@@ -24,7 +24,7 @@ NS = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture(scope="module")
 def module():
-    return next(m for m in load_course(ROOT)[0].modules if m.id == "B04")
+    return load_course(ROOT)[0].module("B04")
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +67,7 @@ def pow2_labels(root) -> dict[int, float]:
 
 
 def test_every_figure_draws_and_is_placed(module, figures):
-    where = {}
-    for section in module.sections:
-        for ph in scan(section.text).placeholders:
-            if ph.func == "figure":
-                where[ph.args[0]] = section.spec.number
+    where = {fig_id: number for fig_id, _, _, number in placements(module)}
     assert where == {"two-rulers": 1, "bit-fields": 2, "value-grid": 2, "amax-scaling": 2}
     assert set(figures) == set(where)
     for spec, root in figures.values():

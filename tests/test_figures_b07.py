@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tutor_build.figures import svg
+from tutor_build.checks.figures import placements
 from tutor_build.load import load_course
-from tutor_build.mdscan import scan
 from tutor_build.models import pipeline as pp
 
 ROOT = Path(__file__).parents[1]
@@ -22,7 +22,7 @@ SLOT = re.compile(r"stage (\d+): (forward|backward) of micro-batch (\d+)(?:, chu
 
 @pytest.fixture(scope="module")
 def module():
-    return next(m for m in load_course(ROOT)[0].modules if m.id == "B07")
+    return load_course(ROOT)[0].module("B07")
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +51,7 @@ def closed_peak(schedule: str, S: int, M: int, s: int, v: int) -> Fraction:
 
 
 def test_every_figure_draws_and_is_placed(module, figures):
-    where = {}
-    for section in module.sections:
-        for ph in scan(section.text).placeholders:
-            if ph.func == "figure":
-                where[ph.args[0]] = section.spec.number
+    where = {fig_id: number for fig_id, _, _, number in placements(module)}
     assert where == {"notebook-pages": 1, "gpipe-vs-1f1b": 2, "interleaved": 2, "tp-mlp": 2, "bubble-vs-m": 6}
     assert set(figures) == set(where)
     for spec, root in figures.values():

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tutor_build.figures import c07, svg
+from tutor_build.checks.figures import placements
 from tutor_build.load import load_course
-from tutor_build.mdscan import scan
 from tutor_build.models import serving as sv
 
 ROOT = Path(__file__).parents[1]
@@ -22,8 +22,7 @@ NS = {"s": "http://www.w3.org/2000/svg"}
 
 @pytest.fixture(scope="module")
 def module():
-    course, _ = load_course(ROOT)
-    return next(m for m in course.modules if m.id == "C07")
+    return load_course(ROOT)[0].module("C07")
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +60,7 @@ def ms(value: str) -> float:
 
 
 def test_every_figure_is_placed_in_the_section_it_explains(module, figs):
-    where = {}
-    for section in module.sections:
-        for ph in scan(section.text).placeholders:
-            if ph.func == "figure":
-                where[ph.args[0]] = section.spec.number
+    where = {fig_id: number for fig_id, _, _, number in placements(module)}
     assert where == {"kitchen-round": 1, "hbm-budget": 2, "decode-terms": 2, "context-bounds": 3}
     assert set(figs) == set(where)
     for f in figs.values():

@@ -14,7 +14,7 @@ from ..model import Course, Module
 MIN_FIGURES = 3
 
 
-def _placements(m: Module) -> list[tuple[str, int, str, int]]:
+def placements(m: Module) -> list[tuple[str, int, str, int]]:
     """(figure id, line, section file, section number) for every figure placeholder on the module's pages."""
     found = []
     for section in m.sections:
@@ -42,7 +42,7 @@ def check_module(m: Module) -> list[Diagnostic]:
                 diags.append(error(*where, "E904", f"figure {spec.id} cannot be drawn: {exc}"))
             except ValueError as exc:  # the canvas refused it (too wide, text too small, unknown colour)
                 diags.append(error(*where, "E904", f"figure {spec.id} cannot be drawn: {exc}"))
-    placed = _placements(m)
+    placed = placements(m)
     for fig_id, line, path, _ in placed:
         if fig_id not in declared:
             known = ", ".join(sorted(declared)) or "none"

@@ -61,7 +61,9 @@
       select.appendChild(g);
     }
     function count(filter) { return C.filterCards(course, filter).length; }
-    addGroup("Tracks", (course.tracks || []).map(function (t) {
+    addGroup("Tracks", (course.tracks || []).filter(function (t) {  // a track with no module written yet has no cards
+      return count({ kind: "track", value: t.id }) > 0;
+    }).map(function (t) {
       return ["track:" + t.id, "Track " + t.id + ": " + t.title + " (" + count({ kind: "track", value: t.id }) + ")"];
     }));
     addGroup("Learning paths", (course.paths || []).map(function (p) {

@@ -31,7 +31,7 @@ check: $(STAMP)  ## the module contract, every violation in one run
 
 test: $(STAMP)  ## set-up plus the whole suite
 	$(BIN)/tutor check --strict
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs  # -rs: every skip is listed with its reason
 
 clean:
 	rm -rf site build $(VENV) node_modules

@@ -233,6 +233,22 @@ def test_each_broken_rule_gives_its_diagnostic(course_dir, case):
         assert found == expected
 
 
+@pytest.mark.parametrize("section,code,limit,rest", [
+    ("1-analogy.md", "E312", 150, '\n\n{{ figure("picture") }}\n\n## Where the analogy breaks\n\nHere.\n'),
+    ("2-first-principles.md", "E323", 400, '\n\n## Derivation\n\n1. Count.\n2. Divide.\n\n$$\nt \\ge 1\n$$\n\n'
+     '{{ figure("steps") }}\n\n{{ figure("bound") }}\n\nThe peak [@vendor-sheet].\n'),
+])
+def test_word_thresholds_hold_at_their_boundary(course_dir, section, code, limit, rest):
+    from tutor_build.mdscan import scan
+
+    path = course_dir / A01 / section
+    extra = scan(rest).words()
+    for words, fails in ((limit, False), (limit - 1, True)):
+        path.write_text(" ".join(["word"] * (words - extra)) + rest)
+        assert scan(path.read_text()).words() == words
+        assert ((f"{A01}/{section}", 1, code) in diagnose(course_dir)) == fails, (words, code)
+
+
 def test_all_errors_are_reported_in_one_run(course_dir):
     for _, mutate, *_ in CASES[:5]:
         mutate(course_dir)

@@ -124,16 +124,12 @@ class Filler:
 
     def fill(self, text: str, asset_prefix: str) -> str:
         def replace(m: re.Match) -> str:
-            try:
-                out = self.call(m.group("func"), split_args(m.group("args")), asset_prefix)
+            try:  # every replacement is one line (figures and plots are tokens), so lists and tabs hold
+                return self.call(m.group("func"), split_args(m.group("args")), asset_prefix)
             except (KeyError, IndexError, ZeroDivisionError):
                 return f"`[no {'figure' if m.group('func') == 'figure' else 'measurement'}: {m.group('args')}]`"
             except Exception as exc:  # noqa: BLE001 - a figure that cannot be drawn: the check names it
                 return f"`[figure not drawn: {exc}]`"
-            # A replacement of several lines keeps the indentation of the line it is on (lists, tabs).
-            start = m.string.rfind("\n", 0, m.start()) + 1
-            indent = re.match(r"[ \t]*", m.string[start:]).group(0)
-            return out.replace("\n", "\n" + indent)
 
         return _outside_code(text, lambda chunk: PLACEHOLDER.sub(replace, chunk))
 

@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: serve site check test labs-ci clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	@# No GPU here: PyTorch's CPU build (a few hundred MB) rather than the CUDA one PyPI gives (several GB).
@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 	    || echo "the CPU index was unreachable: pip will take PyTorch from PyPI"; \
 	fi
 	$(BIN)/pip install --quiet -e '.[test,labs]'
-	@if command -v npm >/dev/null 2>&1; then npm install --silent --no-audit --no-fund; fi
+	@# axe-core at the exact version package-lock.json pins, for the accessibility tests
+	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund; fi
 	touch $(STAMP)
 
 serve: $(STAMP)  ## read the course at http://127.0.0.1:8000, reloading on every edit

@@ -152,6 +152,9 @@ def test_littles_law_alt_and_caption_state_the_figures_numbers(figs):
     assert "8,448 resident warps" in alt and "dashed line at 2" in alt
     assert "2.2" in cap and "1.5 per warp" in cap and "issues 2" in cap
     assert "device-to-device copy" in cap and "one in three is a store" in cap
+    # the figure is drawn at the datasheet peak, and the caption says that the one-float kernel's margin sits
+    # inside the uncertainty of the assumed latency (no prediction that it falls short)
+    assert "datasheet peak" in cap and "inside the uncertainty" in cap and "falls short" not in cap
 
 
 # ---------------------------------------------------------------- every number in an alt text is drawn

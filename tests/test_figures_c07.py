@@ -14,6 +14,7 @@ import pytest
 from tutor_build.figures import c07, svg
 from tutor_build.checks.figures import placements
 from tutor_build.load import load_course
+from tutor_build.models import hardware
 from tutor_build.models import serving as sv
 
 ROOT = Path(__file__).parents[1]
@@ -61,7 +62,8 @@ def ms(value: str) -> float:
 
 def test_every_figure_is_placed_in_the_section_it_explains(module, figs):
     where = {fig_id: number for fig_id, _, _, number in placements(module)}
-    assert where == {"kitchen-round": 1, "hbm-budget": 2, "decode-terms": 2, "context-bounds": 3}
+    assert where == {"kitchen-round": 1, "hbm-budget": 2, "decode-terms": 2, "context-bounds": 3,
+                     "latency-throughput": 6}
     assert set(figs) == set(where)
     for f in figs.values():
         assert f.alt.strip() and f.caption.strip()
@@ -315,3 +317,28 @@ def test_node_names_use_the_multiplication_sign(figs):
     words = texts(draw(figs, "context-bounds"))
     assert "8× H200, bf16" in words and "8× MI300X, bf16" in words
     assert not any(re.search(r"\d+x ", w) for fig in figs for w in texts(draw(figs, fig)))
+
+
+# ---------------------------------------------------------------- section 6: latency-throughput
+
+
+def test_latency_throughput_points_are_the_models_slo_batches(figs):
+    """Each format's marked point at 30 ms is the sizing model's SLO batch at the efficiency the kv_read
+    record gives (achieved over the datasheet bandwidth), with the ring all-reduces charged."""
+    from tutor_build.measurements import records
+
+    rec = records(ROOT)[sv.ETA_RECORD]
+    eta = rec["value"] * 1e9 / hardware.value("h200", "hbm_bw")
+    root = draw(figs, "latency-throughput")
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    for key, label, _ in c07.LT_VARIANTS:
+        s = sv.VARIANTS[key].with_(bw_eff=eta, link_bw=hardware.value("h200", "link_bw"))
+        b = sv.slo_batch(s)
+        assert f"{label}: batch {b:,.1f}, {b / 0.030:,.0f} tokens/s at 30 ms" in titles
+    curves = c07.latency_throughput_curves()
+    for key, cur in curves.items():
+        ts = [t for _, t, _ in cur]
+        assert ts == sorted(ts)  # the step grows with the batch
+        assert all(abs(v - b / t) < 1e-6 * v for b, t, v in cur)
+    # weight-only fp8 meets bf16 at the SLO: the GEMMs are compute-bound there
+    assert sv.slo_batch(sv.with_node_costs(sv.SCENARIO_WO8, eta)) == sv.slo_batch(sv.with_node_costs(sv.SCENARIO, eta))

@@ -119,6 +119,17 @@ def test_outputs_start_poisoned_and_unwritten_elements_are_named():
     assert check["first_bad"] == [1, 0] and check["nan"] == 3 and check["max_abs_err"] == 0.0
 
 
+def test_poison_fills_a_buffer_a_lab_made_itself():
+    """lab.poison on a tensor the lab allocated (the timeline and calibration labs do): every byte 0xFF."""
+    need(importlib.util.find_spec("torch") is not None, "PyTorch is needed for the Python lab kit")
+    rc, events = run_kit(
+        "t = lab.poison(torch.zeros(5))\n"
+        "h = lab.poison(torch.zeros(3, dtype=torch.float16))\n"
+        "print('{\"poisoned\": %s}' % str(bool((t.view(torch.uint8) == 0xFF).all()"
+        " and (h.view(torch.uint8) == 0xFF).all() and t.isnan().all())).lower())\n")
+    assert rc == 0 and events == [{"poisoned": True}]
+
+
 def test_a_value_read_past_an_input_is_named():
     need(importlib.util.find_spec("torch") is not None, "PyTorch is needed for the Python lab kit")
     rc, events = run_kit(

@@ -43,7 +43,8 @@ def number(value: float) -> str:
 def expected(func: str, args: tuple[str, ...]) -> list[str]:
     if func in ("measured", "value"):
         r = RECORDS[args[0]]
-        out = [f"{number(r['value'])} {r['unit']}"]
+        plural = r.get("kind") == "counter" and r["value"] != 1 and not r["unit"].endswith("s")
+        out = [f"{number(r['value'])} {r['unit']}{'s' if plural else ''}"]  # 268,435,456 requests
         c = r["ceiling"]
         if func == "measured" and c["unit"] == r["unit"] and c["value"]:
             out.append(f"{100 * r['value'] / c['value']:.0f}% of the {number(c['value'])} {c['unit']} {c['name']}")

@@ -27,3 +27,18 @@ def test_the_site_builds_strictly(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-5000:]
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_axe_core_is_locked_to_one_version():
+    """The accessibility tests judge pages with axe-core; a new release adds rules, so its version is
+    pinned exactly in package.json, locked in package-lock.json (installed by `npm ci`), and what
+    node_modules holds is that version."""
+    import json
+
+    wanted = json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
+    assert wanted[0].isdigit(), f"package.json asks for axe-core {wanted!r}: pin one exact version"
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/axe-core"]["version"] == wanted
+    installed = ROOT / "node_modules" / "axe-core" / "package.json"
+    if installed.exists():  # absent only where npm is not installed; the browser tests then say so
+        assert json.loads(installed.read_text())["version"] == wanted

@@ -9,6 +9,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, error
 from .model import (
+    Erratum,
     FigureSpec,
     GlossaryEntry,
     LAB_PATHS,
@@ -95,6 +96,49 @@ def load_figures(root: Path, folder: Path) -> tuple[tuple[FigureSpec, ...], str,
     return tuple(figures), path_rel, diags
 
 
+ERRATA_PLACES = ("module", "cards", "labs", "figures")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def load_errata(root: Path, folder: Path) -> tuple[tuple[Erratum, ...], list[Diagnostic]]:
+    """modules/<ID>/errata.yml: a list of {date, section, wrong, right, cite?}; E114 for each malformed entry
+    (citation keys are judged with the other citations, E115)."""
+    path = folder / "errata.yml"
+    if not path.is_file():
+        return (), []
+    path_rel = rel(root, path)
+    raw, diags = load_yaml(path, path_rel)
+    if raw is None:
+        return (), diags
+    if not isinstance(raw, LineList):
+        return (), diags + [error(path_rel, 1, "E114", "errata.yml must be a list of {date, section, wrong, right, cite}")]
+    places = set(ERRATA_PLACES) | {s.filename.removesuffix(".md") for s in SECTION_SPECS}
+    out = []
+    for i, item in enumerate(raw):
+        line = raw.line_of(i)
+        if not isinstance(item, LineDict):
+            diags.append(error(path_rel, line, "E114", "each erratum is a mapping {date, section, wrong, right, cite}"))
+            continue
+        date = str(item.get("date", ""))  # YAML reads 2026-12-01 as a date
+        problems = []
+        if not DATE.match(date):
+            problems.append(f"date must be YYYY-MM-DD, not {item.get('date')!r}")
+        if _str(item.get("section")) not in places:
+            problems.append(f"section {item.get('section')!r} is none of {', '.join(sorted(places))}")
+        for key in ("wrong", "right"):
+            if not _str(item.get(key)):
+                problems.append(f"an erratum needs `{key}`: what the page said and what is right")
+        cite = item.get("cite", [])
+        if not isinstance(cite, list) or not all(isinstance(c, str) for c in cite):
+            problems.append("cite must be a list of bibliography keys")
+            cite = []
+        diags += [error(path_rel, line, "E114", p) for p in problems]
+        if not problems:
+            out.append(Erratum(date, _str(item.get("section")), " ".join(_str(item.get("wrong")).split()),
+                               " ".join(_str(item.get("right")).split()), tuple(cite), SourceRef(path_rel, line)))
+    return tuple(out), diags
+
+
 def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     folder_rel = rel(root, folder)
@@ -120,6 +164,8 @@ def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnosti
             sections.append(Section(spec, rel(root, path), text or ""))
     figures, figures_path, figure_diags = load_figures(root, folder)
     diags += figure_diags
+    errata, errata_diags = load_errata(root, folder)
+    diags += errata_diags
     match = MODULE_DIR.match(folder.name)
     module = Module(
         id=_str(raw.get("id")) or (match.group("id") if match else folder.name),
@@ -140,6 +186,7 @@ def load_module(root: Path, folder: Path) -> tuple[Module | None, list[Diagnosti
         raw=raw,
         figures=figures,
         figures_path=figures_path,
+        errata=errata,
     )
     return module, diags
 

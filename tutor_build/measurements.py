@@ -168,7 +168,7 @@ def plotted_records(course: "Course", prefix: str) -> list["Measurement"]:
     not declare come last, in the order of their ids."""
     newest: dict[str, "Measurement"] = {}
     for m in course.measurements:
-        if m.local or not m.key.startswith(prefix):
+        if m.local or not m.key.startswith(prefix) or m.raw.get("kind") == "counter":  # counters are no bars
             continue
         if m.key not in newest or m.date >= newest[m.key].date:
             newest[m.key] = m

@@ -73,6 +73,17 @@ class GlossaryEntry:
 
 
 @dataclass(frozen=True)
+class Erratum:
+    """One correction to a module (modules/<ID>/errata.yml): when, where, what the page said, what is right."""
+    date: str
+    section: str  # a section file's stem (2-first-principles), or module / cards / labs / figures
+    wrong: str
+    right: str
+    cite: tuple[str, ...]
+    ref: SourceRef
+
+
+@dataclass(frozen=True)
 class FigureSpec:
     """A concept figure drawn by code at build time (modules/<ID>/figures.yml)."""
     id: str
@@ -103,6 +114,7 @@ class Module:
     raw: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
     figures: tuple[FigureSpec, ...] = ()
     figures_path: str = ""  # modules/<folder>/figures.yml, when the module has one
+    errata: tuple["Erratum", ...] = ()  # modules/<folder>/errata.yml, newest first as written
 
     @property
     def name(self) -> str:

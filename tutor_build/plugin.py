@@ -49,6 +49,7 @@ def build_nav(course, docs_dir: Path) -> list:
                          ("Writing a module", "AUTHORING.md")]) + [{"Bibliography": "references.md"}]
     if course.glossary:
         reference.append({"Glossary": "glossary.md"})
+    reference.append({"Errata": "errata.md"})
     return [{"Home": "index.md"}, {"Curriculum": "curriculum.md"}, {"Tracks": tracks}, {"Tools": tools},
             {"Reference": reference}]
 

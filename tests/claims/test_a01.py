@@ -1,320 +1,377 @@
-"""Claims of module A01 (the GPU mental model), re-derived and checked against the records.
+"""Claims of module A01 (the GPU mental model), derived and then read from the module's own text.
 
-The first half recomputes, from the cited vendor figures, every number the module's prose derives:
-bytes in flight by Little's law, bytes and FLOP per element of a vector add, its arithmetic
-intensity, the ridge points of the H200 and the MI300X, the best-case kernel share of a program that
-copies its data over PCIe, and the lower bounds quoted in the performance section. Each derived
-number is also looked up in the section text, so prose and derivation cannot drift apart.
-
-The second half reads the measurement records and checks the headline: the kernel, timed with device
-events, is inside the program's total and is below 1 % of it. It skips, with a reason, when the
-records are not there yet.
+Each test derives a number from first principles, from the one hardware table (tutor_build.models.hardware)
+or from the measurement records, formats it the way the page prints it, and finds it with tests/claims/prose.py
+in the paragraph that draws the claim. So a test fails when the prose or the derivation changes without the
+other. Records are required: a missing A01 record is a failure, not a skip (every A01 lab runs on one GPU).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
 
+from prose import never_states, paragraphs, sources, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware
+
 ROOT = Path(__file__).parents[2]
-MODULE = ROOT / "modules" / "A01-gpu-mental-model"
+M = "A01"
 
-# ---- cited figures (the pages state the same numbers, each with its citation) ----------------
-H200_HBM_BPS = 4.8e12  # nvidia-h200-datasheet
-H200_FP32_FLOPS = 67e12  # nvidia-h200-datasheet (FP32, non-tensor)
-H100_HBM_BPS = 3.35e12  # nvidia-h100-datasheet
-H100_SMS = 132  # nvidia-h100-whitepaper (H100 SXM5)
-HOPPER_WARPS_PER_SM = 64  # nvidia-hopper-tuning-guide
-MI300X_HBM_BPS = 5.3e12  # amd-cdna3-whitepaper
-MI300X_FP32_FLOPS = 163.4e12  # amd-cdna3-whitepaper (vector FP32)
-MI300X_CUS = 304  # amd-cdna3-whitepaper: 8 XCDs x 38 CUs
-MI300X_FLOP_PER_CLK_PER_CU = 256  # amd-cdna3-whitepaper, Table 1
-MI300X_CLOCK_HZ = 2.1e9  # amd-cdna3-whitepaper, endnote MI300-11
-PCIE_GEN5_BOTH_DIRECTIONS_BPS = 128e9  # nvidia-h200-datasheet
-PCIE_GEN5_EACH_DIRECTION_BPS = 64e9  # nvidia-h100-whitepaper: 128 GB/s total, 64 GB/s each way
-TRITON_DEFAULT_NUM_WARPS = 4  # triton-config
-WARP, WAVE = 32, 64
-
-# ---- modelling assumption stated as such in section 2 -----------------------------------------
-LOAD_LATENCY_S = 500e-9
-
-# ---- the vector add ------------------------------------------------------------------------
-FLOAT_BYTES = 4
-BYTES_PER_ELEMENT = 3 * FLOAT_BYTES  # read a, read b, write c
+# ---- constants of the method, each named once with its source -------------------------------------
+FLOAT_BYTES = 4  # float32
+LOADS, STORES = 2, 1  # c[i] = a[i] + b[i]: two loads and one store per element
+BYTES_PER_ELEMENT = (LOADS + STORES) * FLOAT_BYTES
 FLOP_PER_ELEMENT = 1
+FMA_FLOP = 2  # a fused multiply-add counts 2 FLOP; an addition 1 (the datasheet peaks count FMAs)
+VECTOR_BYTES = 16  # one float4 / ld.global.v4 access
+LATENCY_S = 500e-9  # section 2's stated assumption, with its +-40% range
+LATENCIES_S = (300e-9, 700e-9)
+N_WORKED = 2**24  # section 2's worked example
+N_TIMELINE = 2**20  # labs/A01/cuda/timeline.cu default --n (read below)
+N_BENCH = 2**28  # labs/A01/cuda/vector_add.cu default --n (read below)
+TRITON_DEFAULT_NUM_WARPS = 4  # triton-config: num_warps defaults to 4
+
+H200, H100, MI300X = "h200", "h100-sxm", "mi300x"
+HBM = hardware.value(H200, "hbm_bw")
+PCIE = hardware.value(H200, "pcie_bw")  # per direction
+FP32_FMA = hardware.peak(H200, "fp32")
+SMS = hardware.value(H200, "units")
+WARP = int(hardware.value(H200, "lanes"))
+WARPS = int(SMS * hardware.value(H200, "max_warps_per_unit"))
+L2_BYTES = 50 * 2**20  # nvidia-h100-whitepaper: 50 MB L2 (binary MB, as the page quotes it)
+
+KERNEL = "A01/vector_add/kernel/cuda"
+FLOAT4 = "A01/vector_add/float4/cuda"
+TRITON = "A01/vector_add/kernel/triton"
+EVENTS, FIRST, TOTAL = "A01/timeline/kernel_events/cuda", "A01/timeline/kernel/cuda", "A01/timeline/total/cuda"
+CONTEXT = "A01/timeline/context/cuda"
 
 
-def section(name: str) -> str:
-    return (MODULE / name).read_text(encoding="utf-8")
-
-
-def assert_in_text(text: str, *needles: str) -> None:
-    for needle in needles:
-        assert needle in text, f"the page should state {needle!r}"
-
-
-# =============================================================================================
-# Derivations: always run
-# =============================================================================================
-
-
-def test_bytes_and_flop_per_element():
-    assert BYTES_PER_ELEMENT == 12
-    assert FLOP_PER_ELEMENT == 1
-    assert_in_text(section("5-performance.md"), "12 bytes per element", "1 FLOP per element")
-
-
-def test_arithmetic_intensity_is_one_twelfth():
-    intensity = FLOP_PER_ELEMENT / BYTES_PER_ELEMENT
-    assert intensity == pytest.approx(1 / 12)
-    assert round(intensity, 3) == 0.083
-    assert_in_text(section("5-performance.md"), r"\frac{1}{12}", "0.083")
-
-
-def test_ridge_points():
-    h200 = H200_FP32_FLOPS / H200_HBM_BPS
-    mi300x = MI300X_FP32_FLOPS / MI300X_HBM_BPS
-    assert f"{h200:.1f}" == "14.0"
-    assert f"{mi300x:.1f}" == "30.8"
-    intensity = 1 / 12
-    assert round(h200 / intensity) == 168
-    assert round(mi300x / intensity) == 370
-    perf = section("5-performance.md")
-    assert_in_text(perf, "14.0 FLOP/byte", "30.8 FLOP/byte", "168 times", "370 times")
-    # the same ridge points feed the FLOP-per-element question of the self-assessment
-    assert round(14.0 * 12) == 168 and round(30.8 * 12) == 370
-
-
-def test_bandwidth_bound_share_of_fp32_peak():
-    p_max_h200 = H200_HBM_BPS / 12
-    p_max_mi300x = MI300X_HBM_BPS / 12
-    assert p_max_h200 == pytest.approx(0.4e12)
-    assert f"{100 * p_max_h200 / H200_FP32_FLOPS:.2f}%" == "0.60%"
-    assert f"{100 * p_max_mi300x / MI300X_FP32_FLOPS:.2f}%" == "0.27%"
-    assert_in_text(section("5-performance.md"), "0.60%", "0.27%", "0.4")
-
-
-def test_mi300x_vector_peak_from_cus_and_clock():
-    peak = MI300X_CUS * MI300X_FLOP_PER_CLK_PER_CU * MI300X_CLOCK_HZ
-    assert peak / 1e12 == pytest.approx(163.4, abs=0.05)
-
-
-def test_h100_peak_implies_about_1_98_ghz():
-    clock = H200_FP32_FLOPS / (H100_SMS * 128 * 2)
-    assert clock / 1e9 == pytest.approx(1.98, abs=0.01)
-    assert_in_text(section("3-silicon.md"), "1.98")
-
-
-def test_littles_law_bytes_in_flight():
-    in_flight = H200_HBM_BPS * LOAD_LATENCY_S
-    assert in_flight == pytest.approx(2.4e6)
-    per_sm = in_flight / H100_SMS
-    assert round(per_sm / 1e3) == 18
-    warp_loads = in_flight / (WARP * FLOAT_BYTES)
-    assert warp_loads == pytest.approx(18_750)
-    warps = HOPPER_WARPS_PER_SM * H100_SMS
-    assert warps == 8448
-    assert round(warp_loads / warps, 1) == 2.2
-    text = section("2-first-principles.md")
-    assert_in_text(text, "2.4 MB", "18", "18{,}750", "8,448", "2.2", "500")
-    # the sensitivity the page quotes
-    assert H200_HBM_BPS * 300e-9 == pytest.approx(1.44e6)
-    assert H200_HBM_BPS * 700e-9 == pytest.approx(3.36e6)
-    assert_in_text(text, "1.44 MB", "3.36 MB")
-
-
-def test_littles_law_mi300x_question():
-    in_flight = MI300X_HBM_BPS * LOAD_LATENCY_S
-    assert in_flight == pytest.approx(2.65e6)
-    per_cu = in_flight / MI300X_CUS
-    assert round(per_cu / 1e3, 1) == 8.7
-    assert round(per_cu / (WAVE * FLOAT_BYTES)) == 34
-    assert_in_text(section("9-self-assessment.md"), "2.65", "8.7", "34")
-
-
-def test_host_link_is_75_times_narrower_than_hbm():
-    per_direction = PCIE_GEN5_BOTH_DIRECTIONS_BPS / 2
-    assert per_direction == 64e9
-    assert H200_HBM_BPS / per_direction == 75
-    assert round(H100_HBM_BPS / per_direction) == 52
-    assert_in_text(section("2-first-principles.md"), "75 times")
-    assert_in_text(section("3-silicon.md"), "52 times", "75 times")
-
-
-def test_worked_vector_add_program_on_h200():
-    n = 2**24
-    q = BYTES_PER_ELEMENT * n
-    assert q == 201_326_592
-    t_kernel = q / H200_HBM_BPS
-    assert round(t_kernel * 1e6, 1) == 41.9
-    per_direction = PCIE_GEN5_BOTH_DIRECTIONS_BPS / 2
-    t_h2d = 8 * n / per_direction
-    t_d2h = 4 * n / per_direction
-    assert round(t_h2d * 1e3, 2) == 2.10
-    assert round(t_d2h * 1e3, 2) == 1.05
-    assert round((t_h2d + t_d2h) * 1e3, 2) == 3.15
-    share = t_kernel / (t_kernel + t_h2d + t_d2h)
-    assert f"{100 * share:.1f}%" == "1.3%"
-    text = section("2-first-principles.md")
-    assert_in_text(text, "16{,}777{,}216", "201{,}326{,}592", "41.9", "2.10", "1.05", "3.15", "1.3\\%")
-
-
-def test_kernel_share_bound_does_not_depend_on_n():
-    per_direction = PCIE_GEN5_BOTH_DIRECTIONS_BPS / 2
-    bound = per_direction / (per_direction + H200_HBM_BPS)
-    for n in (1, 1000, 2**20, 2**24, 2**28, 3 * 10**9):
-        t_kernel = 12 * n / H200_HBM_BPS
-        t_copies = 12 * n / per_direction
-        assert t_kernel / (t_kernel + t_copies) == pytest.approx(bound)
-    assert f"{100 * bound:.1f}" == "1.3"
-    # a host link as fast as HBM would still leave the kernel at one half
-    assert H200_HBM_BPS / (H200_HBM_BPS + H200_HBM_BPS) == 0.5
-
-
-def test_performance_section_bounds():
-    big = BYTES_PER_ELEMENT * 2**28
-    assert round(big / 1e9, 2) == 3.22
-    assert round(big / H200_HBM_BPS * 1e6) == 671
-    small = BYTES_PER_ELEMENT * 2**20
-    assert round(small / 1e6, 1) == 12.6
-    assert round(small / H200_HBM_BPS * 1e6, 1) == 2.6
-    h2d = 8 * 2**20 / 64e9
-    assert round(h2d * 1e6) == 131
-    assert_in_text(section("5-performance.md"), "3.22", "671", "12.6 MB", "2.6 µs", "131 µs")
-
-
-def test_pcie_each_direction_is_half_the_datasheet_total():
-    assert PCIE_GEN5_BOTH_DIRECTIONS_BPS / 2 == PCIE_GEN5_EACH_DIRECTION_BPS
-    assert_in_text(section("2-first-principles.md"), "64 GB/s each way", "@nvidia-h100-whitepaper")
-
-
-def test_bytes_in_flight_per_warp_cuda_against_triton():
-    """Section 5 explains the CUDA/Triton gap by bytes in flight per warp, read off the two lab files."""
-    lab_cuda = (ROOT / "labs" / "A01" / "cuda" / "vector_add.cu").read_text(encoding="utf-8")
-    lab_triton = (ROOT / "labs" / "A01" / "triton" / "vector_add.py").read_text(encoding="utf-8")
-    assert "constexpr int kBlock = 256;" in lab_cuda
-    assert "BLOCK = 1024" in lab_triton and "num_warps" not in lab_triton  # Triton's default applies
-    cuda_per_warp = 2 * WARP * FLOAT_BYTES  # a[i] and b[i], one float each per thread
-    assert cuda_per_warp == 256
-    threads = TRITON_DEFAULT_NUM_WARPS * WARP
-    floats_per_thread = 1024 // threads
-    assert floats_per_thread == 8
-    vector_loads_per_thread = 2 * floats_per_thread * FLOAT_BYTES // 16  # two inputs, 16-byte loads
-    assert vector_loads_per_thread == 4
-    triton_per_warp = WARP * vector_loads_per_thread * 16
-    assert triton_per_warp == 2048 and triton_per_warp // cuda_per_warp == 8
-    assert triton_per_warp // 128 == 16
-    # Little's law asks for 2.2 warp-wide 128-byte requests per warp; one in three of the vector add's is a
-    # store, so its loads must cover 1.5, which two loads do only if outstanding for 3/4 of the warp's life
-    needed = H200_HBM_BPS * LOAD_LATENCY_S / (WARP * FLOAT_BYTES) / (HOPPER_WARPS_PER_SM * H100_SMS)
-    assert round(needed, 1) == 2.2
-    loads_needed = needed * 2 / 3
-    assert round(loads_needed, 1) == 1.5 and round(loads_needed / (cuda_per_warp / 128), 2) == 0.74
-    assert triton_per_warp / 128 > needed
-    assert_in_text(section("2-first-principles.md"), "two-thirds of the 2.2, about 1.5 per warp", "three-quarters")
-    assert_in_text(section("5-performance.md"), "1.5 loads per warp", "three-quarters")
-    assert 2**28 // 256 == 1_048_576
-    perf = section("5-performance.md")
-    assert_in_text(perf, "2{,}048", "1{,}048{,}576", "eight times", "256")
-    assert_in_text(section("9-self-assessment.md"), "2{,}048", "eight times")
-
-
-def test_h200_over_h100_bandwidth_ratio():
-    assert round(H200_HBM_BPS / H100_HBM_BPS, 2) == 1.43
-    assert_in_text(section("3-silicon.md"), "1.43")
-
-
-def test_launch_grid_for_two_to_the_24():
-    assert math.ceil(2**24 / 256) == 65_536
-    assert_in_text(section("2-first-principles.md"), "65,536")
-
-
-def test_amdahl_bound():
-    for p in (0.001, 0.005, 0.01):
-        for s in (2, 10, 1e9):
-            assert p * (1 - 1 / s) < p
-
-
-# =============================================================================================
-# Records: skip with a reason until the benchmarks have run
-# =============================================================================================
-
-KERNEL_EVENTS = "A01/timeline/kernel_events/cuda"
-TOTAL = "A01/timeline/total/cuda"
-VECTOR_ADD = ("A01/vector_add/kernel/cuda", "A01/vector_add/kernel/triton")
-
-
-def _records() -> dict:
-    try:
-        from tutor_build.measurements import records
-    except ImportError as exc:  # the build package is not importable in this environment
-        pytest.skip(f"tutor_build.measurements is not importable: {exc}")
+@pytest.fixture(scope="module")
+def recs() -> dict:
     return records(ROOT)
 
 
-def _need(recs: dict, *keys: str) -> None:
+def need(recs: dict, *keys: str) -> list[dict]:
     missing = [k for k in keys if k not in recs]
-    if missing:
-        pytest.skip(f"no measurement record yet for {', '.join(missing)}: run `tutor labs bench A01`")
+    assert not missing, f"no record for {missing}: run `tutor labs bench A01` on the H200 (no skip: A01 runs on one GPU)"
+    return [recs[k] for k in keys]
 
 
-def test_headline_kernel_is_inside_the_program():
-    recs = _records()
-    _need(recs, KERNEL_EVENTS, TOTAL)
-    kernel, total = recs[KERNEL_EVENTS], recs[TOTAL]
-    assert kernel["unit"] == total["unit"]
-    assert 0 < kernel["value"] <= total["value"]
+def lab(path: str) -> str:
+    return (ROOT / path).read_text(encoding="utf-8")
 
 
-def test_headline_kernel_share_is_below_one_percent():
-    recs = _records()
-    _need(recs, KERNEL_EVENTS, TOTAL)
-    share = recs[KERNEL_EVENTS]["value"] / recs[TOTAL]["value"]
-    assert share < 0.01, f"kernel share {share:.2%} should be below 1%"
-    # and below the best case derived for a program that copies over PCIe
-    assert share < 64e9 / (64e9 + H200_HBM_BPS)
+def share_ideal(kernel_bw: float) -> float:
+    """Kernel share of copies + kernel when copies run one after the other at the PCIe peak: n cancels."""
+    return PCIE / (PCIE + kernel_bw)
 
 
-@pytest.mark.parametrize("key", VECTOR_ADD)
-def test_vector_add_is_below_its_measured_copy_ceiling(key):
-    recs = _records()
-    _need(recs, key)
-    rec = recs[key]
-    ceiling = rec["ceiling"]
-    assert rec["unit"] == ceiling["unit"] == "GB/s"
-    assert 0 < rec["value"] <= 1.05 * ceiling["value"]
-    # on an H200, nothing measured can beat its datasheet bandwidth
-    if "H200" in str(rec.get("gpu", "")):
-        assert ceiling["value"] <= H200_HBM_BPS / 1e9
+# =========================================================================================================
+# The kernel's share of copies + kernel: what bounds what
+# =========================================================================================================
 
 
-def test_cuda_falls_short_of_the_copy_and_triton_reaches_it():
-    """The performance section says the one-float-per-thread CUDA kernel stops well short of the copy
-    ceiling while the Triton kernel reaches it; the records must say the same."""
-    recs = _records()
-    _need(recs, *VECTOR_ADD)
-    cuda, triton = (recs[k]["value"] / recs[k]["ceiling"]["value"] for k in VECTOR_ADD)
-    assert cuda < 0.9, f"CUDA vector add at {cuda:.0%} of its copy ceiling: the prose says well short"
-    assert triton >= 0.97, f"Triton vector add at {triton:.0%} of its copy ceiling: the prose says it reaches it"
+def test_the_lab_sizes_are_the_ones_the_tests_use():
+    assert "1ll << 28" in lab("labs/A01/cuda/vector_add.cu")
+    assert re.search(r'"--n",\s*1ll?\s*<<\s*20', lab("labs/A01/cuda/timeline.cu")) or "1 << 20" in lab("labs/A01/cuda/timeline.cu")
 
 
-def test_headline_first_launch_is_below_one_percent_and_context_dominates():
-    recs = _records()
-    keys = ("A01/timeline/kernel/cuda", "A01/timeline/context/cuda", TOTAL, KERNEL_EVENTS)
-    _need(recs, *keys)
-    first, context, total, events = (recs[k]["value"] for k in keys)
-    assert first / total < 0.01
+def test_worked_program_times_and_the_ideal_share():
+    q = BYTES_PER_ELEMENT * N_WORKED
+    t_kernel = q / HBM
+    t_h2d, t_d2h = LOADS * FLOAT_BYTES * N_WORKED / PCIE, STORES * FLOAT_BYTES * N_WORKED / PCIE
+    states(M, f"{N_WORKED:,}".replace(",", "{,}"), near="Take $n = 2^{24}")
+    states(M, f"{q:,}".replace(",", "{,}"), near="Q_{\\text{kernel}} = 12\\,n")
+    para = states(M, f"{t_kernel * 1e6:.1f}", near="lower* bound")
+    assert f"\\approx {t_kernel * 1e6:.1f}\\ \\mu\\text{{s}}" in para  # step 2's result, not step 4's reuse
+    para = states(M, f"{(t_h2d + t_d2h) * 1e3:.2f}", near="have a lower bound")
+    assert f"{t_h2d * 1e3:.2f}" in para and f"{t_d2h * 1e3:.2f}" in para
+    ideal = t_kernel / (t_kernel + t_h2d + t_d2h)
+    assert ideal == pytest.approx(share_ideal(HBM))
+    states(M, f"{100 * ideal:.1f}\\%", near="share of an ideal kernel next to ideal copies")
+    states(M, f"{(t_kernel + t_h2d + t_d2h) * 1e3:.2f}", near="share of an ideal kernel next to ideal copies")
+
+
+def test_the_ideal_share_does_not_depend_on_n():
+    for n in (1, 1000, 2**20, 2**24, 2**28, 3 * 10**9):
+        t_k = BYTES_PER_ELEMENT * n / HBM
+        t_c = BYTES_PER_ELEMENT * n / PCIE
+        assert t_k / (t_k + t_c) == pytest.approx(share_ideal(HBM))
+    para = states(M, f"{100 * share_ideal(HBM):.1f}\\%", near="The size cancels")
+    assert f"{PCIE / 1e9:.0f} / ({PCIE / 1e9:.0f} + {HBM / 1e9:.0f})" in para
+
+
+def test_the_share_grows_as_the_kernel_slows_so_the_ideal_is_no_ceiling():
+    """s = T_k / (T_k + T_c) is increasing in T_k: the 1.3% at the HBM peak is the least a kernel on copies
+    at the link's peak can take, never the most."""
+    shares = [share_ideal(bw) for bw in (HBM, 0.8 * HBM, 0.5 * HBM, 0.1 * HBM)]
+    assert shares == sorted(shares) and shares[0] < shares[-1]
+    para = states(M, "1.3\\%", near="It is not a ceiling on the share")
+    assert "*larger* share" in para
+    # the page no longer calls the ideal share an upper bound, anywhere
+    for name, text in {**sources(M), **sources(M, "*.yml"), **sources(M, "cards")}.items():
+        for p in paragraphs(text):
+            for sentence in re.split(r"(?<=[.;:])\s+", p):
+                assert not ("at most" in sentence and re.search(r"1\.3\s*\\?%", sentence)), f"{name}: {sentence}"
+            assert "cannot be more than about 1.3" not in p, f"{name}: {p[:300]}"
+
+
+def test_the_measured_kernel_next_to_ideal_copies_is_the_real_upper_bound(recs):
+    (kernel,) = need(recs, KERNEL)
+    upper = share_ideal(kernel["value"] * 1e9)
+    # measured kernel is slower than the HBM peak, so its share is larger than the ideal one, and under 2%
+    assert share_ideal(HBM) < upper < 0.02
+    states(M, "under 2%", near="What bounds $s$ from above")
+    states(M, "under 2%", near="next to copies at the link's peak")
+    states(M, "under 2%", near="the lab's measured one", files="6-tradeoffs.md")
+
+
+def test_overlap_is_bound_by_the_copy_in():
+    t_h2d = LOADS * FLOAT_BYTES * N_WORKED / PCIE
+    t_d2h = STORES * FLOAT_BYTES * N_WORKED / PCIE
+    t_kernel = BYTES_PER_ELEMENT * N_WORKED / HBM
+    overlapped, serial = max(t_h2d, t_d2h, t_kernel), t_h2d + t_d2h + t_kernel
+    assert overlapped == t_h2d
+    para = states(M, f"{overlapped * 1e3:.2f} ms", near="can overlap them")
+    assert f"{serial * 1e3:.2f} ms" in para and "a third less" in para
+    assert round(1 - overlapped / serial, 1) == round(1 / 3, 1)
+
+
+def test_copies_take_75_times_the_fastest_kernel():
+    ratio = HBM / PCIE
+    assert ratio == int(ratio)
+    states(M, f"{ratio:.0f} times", near="fastest possible kernel", files="6-tradeoffs.md")
+    states(M, f"{ratio:.0f} times", near="fastest possible kernel", files="module.yml")
+    states(M, f"{ratio:.0f} times", near="narrower")
+    states(M, f"{hardware.value(H100, 'hbm_bw') / PCIE:.0f} times", near="the narrow gate")
+
+
+# =========================================================================================================
+# The headline: read from module.yml, checked against the records
+# =========================================================================================================
+
+
+def _headline_bound(after: str) -> float:
+    text = sources(M, "module.yml")[next(iter(sources(M, "module.yml")))]
+    line = next(l for l in text.splitlines() if l.startswith("headline:"))
+    m = re.search(re.escape(after) + r" is under (\d+(?:\.\d+)?)% of the run" if "first" in after
+                  else re.escape(after) + r" under (\d+(?:\.\d+)?)%", line)
+    assert m, f"the headline no longer states a share after {after!r}: {line}"
+    return float(m.group(1)) / 100
+
+
+def test_headline_shares_are_true_and_tight(recs):
+    first, events, total = (r["value"] for r in need(recs, FIRST, EVENTS, TOTAL))
+    assert all(r["unit"] == "ms" for r in need(recs, FIRST, EVENTS, TOTAL))
+    first_bound = _headline_bound("its first launch")
+    events_bound = _headline_bound("a warm, event-timed launch")
+    for share, bound in ((first / total, first_bound), (events / total, events_bound)):
+        assert share < bound, f"measured share {share:.4%} is not under the headline's {bound:.2%}"
+        assert share > bound / 10, f"measured share {share:.4%}: the headline's {bound:.2%} is not the tight power of ten"
+    assert events < first < total
+
+
+def test_headline_context_dominates_and_first_launch_exceeds_warm(recs):
+    context, total, first, events = (r["value"] for r in need(recs, CONTEXT, TOTAL, FIRST, EVENTS))
     assert context / total > 0.5, "the page calls context creation almost the whole program"
-    assert first > events, "the host-timed first launch includes loading and synchronisation"
-    # "the event-timed kernel took several times" the 2.6 us bound of 12.6 MB at 4.8 TB/s
-    assert events * 1e-3 > 2 * (BYTES_PER_ELEMENT * 2**20 / H200_HBM_BPS)
-    # the Triton launch runs host code between the two events, so its event time is the larger
-    tri_events = recs.get("A01/timeline/kernel_events/triton")
-    if tri_events:
-        assert tri_events["value"] > events
-    # the Triton first launch compiles the kernel: the page calls it the largest phase of its program
+    assert first > events
     tri = {v: recs.get(f"A01/timeline/{v}/triton") for v in ("context", "alloc", "h2d", "kernel", "d2h", "free")}
-    if all(tri.values()):
-        assert max(tri, key=lambda v: tri[v]["value"]) == "kernel"
+    assert all(tri.values()), "Triton timeline records missing"
+    assert max(tri, key=lambda v: tri[v]["value"]) == "kernel", "the page: the Triton first launch is the largest phase"
+    assert recs["A01/timeline/kernel_events/triton"]["value"] > events
+
+
+def test_timeline_ceiling_is_the_program_total(recs):
+    for key in (FIRST, EVENTS, CONTEXT):
+        (rec,) = need(recs, key)
+        assert rec["ceiling"]["name"] == "program total" and rec["ceiling"]["value"] == recs[TOTAL]["value"]
+    para = states(M, "program total", near="`ceiling` field", files="4-labs.md")
+    assert "not a bandwidth" in para
+    assert "copy-bandwidth ceiling" not in " ".join(paragraphs(lab("modules/A01-gpu-mental-model/4-labs.md")))
+
+
+def test_timeline_kernel_is_l2_resident_and_above_its_hbm_bound(recs):
+    footprint = BYTES_PER_ELEMENT * N_TIMELINE
+    assert footprint < L2_BYTES / 3  # "a quarter of" the 50 MB L2 (12.6 MB of 52.4 MB)
+    assert abs(footprint / L2_BYTES - 0.25) < 0.02
+    para = states(M, f"{footprint / 1e6:.1f} MB", near="50 MB L2 cache")
+    assert "about a quarter" in para and "not from HBM" in para
+    (events,) = need(recs, EVENTS)
+    hbm_bound = footprint / HBM
+    assert events["value"] * 1e-3 > 2 * hbm_bound, "the page says the warm kernel took several times the bound"
+    states(M, f"{hbm_bound * 1e6:.1f} µs", near="although its data sat in L2")
+    states(M, f"{LOADS * FLOAT_BYTES * N_TIMELINE / PCIE * 1e6:.0f} µs", near="Pageable copies")
+
+
+# =========================================================================================================
+# Little's law, at the measured copy ceiling, with its uncertainty
+# =========================================================================================================
+
+
+def _ceiling(recs) -> float:
+    (kernel,) = need(recs, KERNEL)
+    assert kernel["ceiling"]["unit"] == "GB/s" and kernel["ceiling"]["name"] == "device-to-device copy"
+    return kernel["ceiling"]["value"] * 1e9
+
+
+def test_littles_law_at_the_measured_copy_rate(recs):
+    c = _ceiling(recs)
+    assert c < HBM, "the copy ceiling is below the datasheet peak"
+    in_flight = c * LATENCY_S
+    per_warp = in_flight / (WARP * FLOAT_BYTES) / WARPS
+    para = states(M, f"{in_flight / 1e6:.1f}", near="At the measured copy rate and the assumed latency")
+    assert f"{in_flight / 1e6:.1f}\\times 10^{{6}}" in para
+    states(M, f"{HBM * LATENCY_S / 1e6:.1f} MB", near="At the measured copy rate and the assumed latency")
+    para = states(M, f"{in_flight / SMS / 1e3:.0f}", near="Spread it over the chip")
+    assert f"\\approx {in_flight / SMS / 1e3:.0f}$ KB" in para
+    para = states(M, f"**{per_warp:.0f}**", near="8,448 warps")
+    assert f"{WARPS:,} warps" in para
+    assert f"({HBM * LATENCY_S / (WARP * FLOAT_BYTES) / WARPS:.1f} at the datasheet peak)" in para
+    assert round(in_flight / (WARP * FLOAT_BYTES), -3) == 16_000
+    states(M, "16{,}000", near="warp-wide requests outstanding")
+
+
+def test_littles_law_uncertainty_is_stated(recs):
+    c = _ceiling(recs)
+    lo, hi = (c * lat / (WARP * FLOAT_BYTES) / WARPS for lat in LATENCIES_S)
+    para = states(M, f"about {lo:.0f} request per warp", near="Say how sure that is")
+    assert f"about {hi:.0f}" in para and "±40%" in para
+    loads = per_warp = c * LATENCY_S / (WARP * FLOAT_BYTES) / WARPS * LOADS / (LOADS + STORES)
+    states(M, f"about {per_warp:.1f} per warp", near="two-thirds of the 2")
+    para = states(M, f"about {lo * 2 / 3:.1f} loads", near="sits inside the uncertainty")
+    assert f"about {hi * 2 / 3:.1f}" in para
+    # the margin is inside the uncertainty: two loads cover the need at 300 ns, barely at 700 ns
+    assert lo * 2 / 3 < LOADS and hi * 2 / 3 > 0.9 * LOADS
+    assert "cannot say" in para
+    assert loads < LOADS
+    never_states(M, "1.5 per warp")
+    never_states(M, "1.5 loads per warp")
+
+
+# =========================================================================================================
+# The roofline with the right compute roof
+# =========================================================================================================
+
+
+def test_bytes_flop_and_intensity():
+    assert BYTES_PER_ELEMENT == 12
+    states(M, "**12 bytes per element**", near="Bytes moved")
+    states(M, f"{FLOP_PER_ELEMENT / BYTES_PER_ELEMENT:.3f}", near="\\frac{1}{12} \\approx")
+
+
+def test_add_only_roof_and_ridges():
+    add_h200 = FP32_FMA / FMA_FLOP
+    add_mi = hardware.peak(MI300X, "fp32") / FMA_FLOP  # packed FP32 add: half the packed-FMA peak
+    i = FLOP_PER_ELEMENT / BYTES_PER_ELEMENT
+    row = states(M, f"{add_h200 / 1e12:.1f} TFLOP/s", near="| H200 | 67 TFLOP/s")
+    assert f"**{FP32_FMA / HBM:.1f} FLOP/byte**" in row and f"**{add_h200 / HBM:.1f} FLOP/byte**" in row
+    assert f"{add_h200 / HBM / i:.0f} times" in row
+    row = states(M, f"{add_mi / 1e12:.1f} TFLOP/s", near="| MI300X | 163.4 TFLOP/s")
+    mi_bw = hardware.value(MI300X, "hbm_bw")
+    assert f"**{add_mi / mi_bw:.1f} FLOP/byte**" in row and f"{add_mi / mi_bw / i:.0f} times" in row
+    para = states(M, f"{FP32_FMA / HBM / i:.0f}", near="The FMA ridge is the one")
+    assert f"{hardware.peak(MI300X, 'fp32') / mi_bw / i:.0f} times" in para
+    p_max, p_max_mi = i * HBM, i * mi_bw
+    para = states(M, f"**{100 * p_max / add_h200:.2f}%**", near="add-only roof and")
+    assert f"{100 * p_max_mi / add_mi:.2f}%" in para
+    assert f"{100 * p_max / FP32_FMA:.2f}%" in para and f"{100 * p_max_mi / hardware.peak(MI300X, 'fp32'):.2f}%" in para
+    states(M, f"{add_h200 / 1e12:.1f} TFLOP/s", near="an add-only kernel's compute roof")
+
+
+def test_peaks_and_clocks_in_the_silicon_section():
+    clock = FP32_FMA / (SMS * 128 * FMA_FLOP)  # 128 FP32 lanes per SM (nvidia-h100-whitepaper)
+    states(M, f"{clock / 1e9:.2f}", near="consistent with the block counts")
+    mi_clock = 2.1e9  # amd-cdna3-whitepaper, MI300X peak engine clock
+    assert hardware.value(MI300X, "units") * 256 * mi_clock == pytest.approx(hardware.peak(MI300X, "fp32"), rel=1e-3)
+    para = states(M, "256", near="| FP32 vector throughput per block")
+    assert "packed FP32" in para and "128 FP32 FLOP/clock per CU with plain FMA" in para
+    states(M, f"{HBM / hardware.value(H100, 'hbm_bw'):.2f}", near="more and faster memory")
+
+
+def test_coherence_is_not_the_infinity_caches_job():
+    para = states(M, "Infinity Cache", near="Coherence between XCDs")
+    assert "not the Infinity Cache's job" in para and "probe filters" in para
+    for text in sources(M).values():
+        assert "handled at the Infinity Cache" not in text
+
+
+# =========================================================================================================
+# Bytes in flight per warp, read off the lab files; the float4 variant and its record
+# =========================================================================================================
+
+
+def test_bytes_in_flight_per_warp_from_the_lab_files():
+    cu, tri = lab("labs/A01/cuda/vector_add.cu"), lab("labs/A01/triton/vector_add.py")
+    assert "constexpr int kBlock = 256;" in cu
+    assert "BLOCK = 1024" in tri and "num_warps" not in tri
+    one_float = LOADS * WARP * FLOAT_BYTES
+    float4 = LOADS * WARP * VECTOR_BYTES
+    # Triton's blocked layout for BLOCK=1024, 4 warps, fp32 with 16-byte vectors: sizePerThread=[4]
+    per_thread_vec = VECTOR_BYTES // FLOAT_BYTES
+    pass_elems = per_thread_vec * WARP * TRITON_DEFAULT_NUM_WARPS
+    wraps = 1024 // pass_elems
+    triton = WARP * LOADS * wraps * VECTOR_BYTES
+    para = states(M, f"{pass_elems}", near="sizePerThread = [4]")
+    assert f"{pass_elems * FLOAT_BYTES // 1000} KB" in para and "wraps around twice" in para and wraps == 2
+    assert f"{triton:,}".replace(",", "{,}") in para and "eight times" in para and triton // one_float == 8
+    assert "not 8 consecutive floats" in para
+    para = states(M, f"{float4:,}".replace(",", "{,}"), near="The `float4` CUDA kernel")
+    assert float4 // one_float == 4 and "four times" in para and f"{one_float}" in para
+    states(M, f"{N_BENCH // 256:,}".replace(",", "{,}"), near="The one-float CUDA kernel")
+    states(M, f"{triton:,}".replace(",", "{,}"), near="Triton: 4 warps", files="9-self-assessment.md")
+
+
+def test_float4_lab_has_a_tail_and_the_same_checks():
+    for path in ("labs/A01/cuda/vector_add.cu", "labs/A01/hip/vector_add.hip"):
+        src = lab(path)
+        assert '{"float4", launch_float4}' in src and "size_t n4 = n / 4;" in src
+        assert "size_t t = 4 * n4 + i;" in src and "if (t < n) c[t] = a[t] + b[t];" in src
+        sizes = [int(eval(s.replace("size_t(1)", "1"))) for s in
+                 re.search(r"sizes = \{([^}]*)\};", src).group(1).split(",")]
+        assert {n % 4 for n in sizes} == {0, 1, 2, 3}, f"{path}: verify sizes must leave tails of 0..3"
+        assert "for (const Variant& v : kVariants)" in src
+
+
+def test_float4_reaches_the_copy_and_one_float_falls_short(recs):
+    kernel, float4, triton = need(recs, KERNEL, FLOAT4, TRITON)
+    frac = {k: r["value"] / r["ceiling"]["value"] for k, r in ((KERNEL, kernel), (FLOAT4, float4), (TRITON, triton))}
+    assert frac[KERNEL] < 0.9, f"one-float at {frac[KERNEL]:.0%}: the page says well short of the copy"
+    assert frac[FLOAT4] >= 0.97 and frac[TRITON] >= 0.97, "the page says float4 and Triton reach the copy"
+    assert kernel["ceiling"] == float4["ceiling"], "one copy ceiling measured once per run for both variants"
+    for r in (kernel, float4, triton):
+        assert r["value"] * 1e9 < HBM, "nothing beats the datasheet, the only hard bound"
+        assert r["bytes"] == BYTES_PER_ELEMENT * N_BENCH
+    para = states(M, "4.8 TB/s", near="What it is not: an upper bound")
+    assert "a few per cent above the copy" in para
+
+
+# =========================================================================================================
+# Wording pinned: the corrected claims stay corrected
+# =========================================================================================================
+
+
+def test_cards_state_bytes_each_way_correctly():
+    para = states(M, "8 in, 4 out", near="64 / (64 + 4800)", files="cards")
+    assert "12 bytes per element each way" not in para and "not a ceiling" in para
+
+
+def test_vllm_capture_is_piecewise_not_a_whole_step():
+    para = states(M, "piecewise", near="vLLM", files="7-production.md")
+    assert "attention" in para and "eagerly" in para and "[@vllm-cuda-graphs]" in para
+    for text in sources(M).values():
+        assert "a whole step is submitted\nas one unit" not in text and "a whole step is submitted as one unit" not in text
+
+
+def test_hip_exercises_name_the_hip_solution():
+    for name in ("vector_add", "timeline"):
+        first = lab(f"labs/A01/hip/{name}_exercise.hip").splitlines()[0]
+        assert f"{name}.hip" in first and ".cu" not in first.replace(".hip", "")
+
+
+def test_launch_grid_for_two_to_the_24():
+    states(M, f"{math.ceil(N_WORKED / 256):,}", near="A **launch**")

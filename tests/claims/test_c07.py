@@ -1,125 +1,141 @@
-"""Claims of module C07 (sizing an LLM serving node), re-derived from the sizing model.
+"""Claims of module C07 (sizing an LLM serving node), derived here, independently of the sizing model.
 
-Every number the module's prose states is computed here from tutor_build.models.serving with the
-scenario the text states, and the test checks that the text really contains it, written the way
-the text writes it. The last part reads the measurement records of the calibration and kv_read
-labs and checks the relations the prose relies on; it skips, with a reason, when no record exists.
+Each test computes its number from first principles: the model's published config, the one hardware table
+(`tutor_build.models.hardware`) and the measurement records, with closed forms written out in the test (not
+calls into `serving.py`, except where a test checks that model against the closed form). It then reads the
+number from the module's own text, printed exactly as the page prints it (tests/claims/prose.py). The
+records of the calibration and kv_read labs exist, so nothing here skips.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
 
+from tests.claims.prose import never_states, sources, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware as hw
 from tutor_build.models import serving as sv
 
 ROOT = Path(__file__).parents[2]
-MODULE = ROOT / "modules" / "C07-capstone-serving-node"
+ID = "C07"
+RECS = records(ROOT)
 
-S = sv.SCENARIO
-F = sv.SCENARIO_FP8
-M = sv.SCENARIO.with_(gpu=sv.MI300X)
-MF = sv.SCENARIO_FP8.with_(gpu=sv.MI300X)
+# The model's config (meta-llama/Llama-3.1-70B config.json, cited on the page).
+L, HID, HQ, HKV, D, INTER, VOCAB = 80, 8192, 64, 8, 128, 28672, 128256
+N = 8  # GPUs, tensor parallel
+CTX, TAU, UTIL = 4096, 0.030, 0.90  # the page's stated scenario
+WGMMA_M = 64  # rows of a Hopper wgmma tile (PTX ISA, wgmma.mma_async m64nNk16)
+RING = 2 * (N - 1) / N  # share of a message each GPU sends in a ring all-reduce (nccl-tests PERFORMANCE.md)
 
+BW = hw.value("h200", "hbm_bw")
+CAP = hw.value("h200", "hbm_bytes")
+F16, F8, F32 = hw.peak("h200", "bf16"), hw.peak("h200", "fp8"), hw.peak("h200", "fp32")
+LINK = hw.value("h200", "link_bw")
 
-def text() -> str:
-    parts = [p.read_text() for p in sorted(MODULE.glob("*.md"))]
-    parts.append((MODULE / "module.yml").read_text())
-    parts.append((ROOT / "cards" / "C07.yml").read_text())
-    return "\n".join(parts)
-
-
-TEXT = text()
-
-
-def commas(n: float) -> str:
-    return f"{round(n):,}"
+P_GEMM = L * (HID * HQ * D + 2 * HID * HKV * D + HQ * D * HID + 3 * HID * INTER) + VOCAB * HID
+P_ALL = P_GEMM + VOCAB * HID + (2 * L + 1) * HID
+ETA = RECS[sv.ETA_RECORD]["value"] * 1e9 / BW  # achieved over the datasheet bandwidth
 
 
-def millions(n: float, digits: int = 2) -> str:
-    return f"{n / 1e6:.{digits}f} million"
+def kv_tok(b_kv: float) -> float:
+    return 2 * L * HKV * D * b_kv
 
 
-def says(s: str) -> None:
-    """The text contains s, in prose or in math (where a thousands comma is written {,})."""
-    assert s in TEXT or s.replace(",", "{,}") in TEXT, f"the module text does not contain {s!r}"
+def pool(b_w: float, b_kv: float, n: int = N) -> int:
+    return math.floor((UTIL * n * CAP - P_ALL * b_w) / kv_tok(b_kv))
 
 
-# ---------------------------------------------------------------- the scenario
+def t_gemm(fp8_math: bool, n: int = N) -> float:
+    """GEMM compute per sequence, seconds."""
+    return 2 * P_GEMM / (n * (F8 if fp8_math else F16))
 
 
-def test_scenario_is_the_stated_one():
-    m = S.model
-    assert (m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab) == (
-        80, 8192, 64, 8, 128, 28672, 128256)
-    assert (S.n_gpus, S.weight_bytes, S.kv_bytes, S.context, S.slo_s, S.mem_util, S.bw_eff) == (
-        8, 2.0, 2.0, 4096, 0.030, 0.90, 1.0)
-    assert (S.gpu.hbm_bytes, S.gpu.hbm_bw, S.gpu.bf16_flops, S.gpu.fp8_flops) == (141e9, 4.8e12, 989.5e12, 1979e12)
-    assert (sv.MI300X.hbm_bytes, sv.MI300X.hbm_bw, sv.MI300X.bf16_flops, sv.MI300X.fp8_flops) == (
-        192e9, 5.3e12, 1307.4e12, 2614.9e12)
+def t_kv(b_kv: float, eta: float = 1.0, n: int = N, ctx: float = CTX) -> float:
+    """Cache read per sequence, seconds."""
+    return ctx * kv_tok(b_kv) / (n * eta * BW)
 
 
-def test_parameter_counts():
-    assert S.model.counted_params == S.model.params == 70_553_706_496
-    assert sv.LLAMA3_8B.counted_params == sv.LLAMA3_8B.params == 8_030_261_248
-    assert S.model.layer_matmul_params == 855_638_016
-    assert S.model.matmul_params == 69_501_714_432
-    says("70,553,706,496")
-    says("69,501,714,432")
-    says("855{,}638{,}016")
-    says("8,030,261,248")
-    says(f"{S.model.params * 2 / 1e9:.1f} GB")  # 141.1 GB
+def t_ar(n: int = N) -> float:
+    """Ring all-reduce time per sequence: 2 per layer of HID bf16 values."""
+    return 2 * L * (2 * (n - 1) / n) * HID * 2 / LINK if n > 1 else 0.0
+
+
+def slo_batch(b_w, b_kv, fp8_math, eta=1.0, ar=False, n=N, r=0.0, ctx=CTX) -> float:
+    """Closed form with compute-bound GEMMs, checked against that assumption."""
+    g, a, x = t_gemm(fp8_math, n) * (1 + r), t_kv(b_kv, eta, n, ctx), (t_ar(n) if ar else 0.0) * (1 + r)
+    w = P_GEMM * b_w / (n * eta * BW)  # weight read
+    b = TAU / (g + a + x)  # GEMMs compute-bound
+    if g * b > w:
+        return b
+    b = (TAU - w) / (a + x)  # GEMMs memory-bound: the weight read is the GEMM term
+    assert g * b <= w
+    return b
+
+
+def row(file: str, first_cell: str) -> list[str]:
+    """The cells of the Markdown table row whose first cell is first_cell."""
+    text = sources(ID, file)
+    for body in text.values():
+        for line in body.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells and cells[0] == first_cell:
+                return cells
+    raise AssertionError(f"no table row {first_cell!r} in {file}")
+
+
+# ---------------------------------------------------------------- capacity
+
+
+def test_parameter_counts_from_the_config():
+    assert P_ALL == sv.LLAMA3_70B.params  # the model's resident count is the config's
+    states(ID, "69,501,714,432", near="read by the GEMMs of every step")
+    states(ID, f"{P_ALL:,}", near="read by the GEMMs of every step")
+    states(ID, f"{P_ALL * 2 / 1e9:.1f} GB in bf16", near="read by the GEMMs of every step")
 
 
 def test_kv_bytes_per_token():
-    assert sv.kv_bytes_per_token(S.model, 2) == 327_680 == 320 * 1024
-    assert sv.kv_bytes_per_token(S.model, 1) == 163_840
-    assert sv.kv_bytes_per_token(sv.LLAMA3_8B, 2) == 131_072
-    says("327{,}680")
-    says("163,840")
-    says("131{,}072")
+    states(ID, f"{kv_tok(2):,.0f}".replace(",", "{,}"), near="\\text{kv}_{\\text{tok}} = 2")
+    states(ID, f"{kv_tok(1):,.0f} bytes in fp8", near="320 KiB per token")
 
 
 def test_kv_pool():
-    z = sv.size(S)
-    assert z.kv_pool_tokens == 2_667_518
-    says("2{,}667{,}518")
-    says(millions(z.kv_pool_tokens) + "-token KV pool")  # headline
-    says(f"{0.9 * 8 * 141:,.1f}")  # 1,015.2 GB
-    says(f"{(0.9 * 8 * 141e9 - S.model.params * 2) / 1e9:.1f} GB")  # 874.1 GB
-    assert round(z.pool_batch) == 651
-    says("651 sequences")
+    p = pool(2, 2)
+    states(ID, f"{p:,}".replace(",", "{,}"), near="T_{\\text{pool}}")
+    states(ID, f"{UTIL * N * CAP / 1e9:,.1f}".replace(",", "{,}"), near="The KV pool.")
+    states(ID, f"{p / 1e6:.2f} million-token KV pool", near="", files="module.yml")
+    states(ID, f"{round(p / CTX)} sequences", near="about 2.67 million tokens")
 
 
-def test_step_terms_and_slo_cap():
-    z = sv.size(S)
-    st = z.step_at_cap
-    says(f"{st.weight_read_s * 1e3:.2f} ms")  # 3.62 ms
-    g_us = 2 * S.model.matmul_params / (8 * 989.5e12) * 1e6
-    a_us = 4096 * 327_680 / 38.4e12 * 1e6
-    says(f"{g_us:.2f}")  # 17.56
-    says(f"{a_us:.2f}")  # 34.95
-    assert round(z.gemm_crossover_batch) == 206
-    assert z.slo_batch == pytest.approx(571.3, abs=0.05)
-    says("571.3")
-    assert z.slo_tokens == 2_340_021
-    says("2{,}340{,}021")
-    says("2,340,021")
-    says(millions(z.slo_tokens) + " tokens")
-    assert z.binds == "latency"
-    says(f"{st.gemm_compute_s * 1e3:.2f} ms")  # 10.03 ms
-    says(f"{st.attn_read_s * 1e3:.2f} ms")  # 19.97 ms
-    assert st.gemm_bound == "compute" and st.attn_bound == "memory" and st.regime == "memory-bound"
-    says(commas(z.slo_batch / S.slo_s))  # 19,043 tokens/s
-    gap = 1 - z.slo_tokens / z.kv_pool_tokens
-    assert round(gap * 100) == 12
-    says("12% below the pool")
+# ---------------------------------------------------------------- the latency cap at the bound
+
+
+def test_slo_cap_at_the_bound():
+    b = slo_batch(2, 2, False)
+    states(ID, f"{b:.1f}", near="Invert for the SLO")
+    states(ID, f"{math.floor(b * CTX):,}".replace(",", "{,}"), near="T_{\\text{SLO}} = B")
+    states(ID, f"{t_gemm(False) * 1e6:.2f}", near="Price the terms")
+    states(ID, f"{t_kv(2) * 1e6:.2f}", near="Price the terms")
+    states(ID, f"{P_GEMM * 2 / (N * BW) * 1e3:.2f}$ ms", near="Price the terms")
+    attn_ratio = t_kv(2) / (CTX * 4 * L * HQ * D / (N * F16 * (HQ // HKV) / WGMMA_M))
+    states(ID, f"{attn_ratio:.1f} times smaller", near="Price the terms")
+    gap = 1 - math.floor(b * CTX) / pool(2, 2)
+    states(ID, f"{gap:.0%} below the pool", near="Which binds")
+    # the sizing model agrees with the closed form
+    assert sv.slo_batch(sv.SCENARIO) == pytest.approx(b, rel=1e-12)
+
+
+S, F = sv.SCENARIO, sv.SCENARIO_FP8
+M, MF = S.with_(gpu=sv.MI300X), F.with_(gpu=sv.MI300X)
 
 
 def test_closed_form_matches_bisection():
-    for s in (S, F, M, MF, S.with_(context=1024), S.with_(context=32768), S.with_(bw_eff=0.8)):
+    for s in (S, F, M, MF, S.with_(context=1024), S.with_(context=32768), S.with_(bw_eff=0.8),
+              sv.with_node_costs(S, ETA), sv.with_node_costs(S, ETA).with_(n_gpus=4, prefill_ratio=2),
+              S.with_(attn_roof="cuda", kv_bytes=1.0), sv.SCENARIO_KV8, sv.SCENARIO_WO8.with_(context=256)):
         b = sv.slo_batch(s)
         lo, hi = 0.0, 1e6
         for _ in range(200):
@@ -131,178 +147,239 @@ def test_closed_form_matches_bisection():
         assert b == pytest.approx(lo, rel=1e-9)
 
 
-def test_intensities_and_ridges():
-    assert sv.attention_intensity(S.model, 2) == 8.0
-    assert sv.attention_intensity(S.model, 1) == 16.0
-    assert round(sv.ridge_point(S)) == 206
-    assert round(sv.ridge_point(S, fp8=True), 1) == 412.3
-    assert round(sv.ridge_point(M)) == 247
-    assert round(sv.ridge_point(M, fp8=True)) == 493
-    assert round(sv.gemm_crossover_batch(F)) == 206  # W8A8 leaves the crossover where it was
-    assert round(sv.gemm_crossover_batch(MF)) == 247
-    assert round(sv.gemm_crossover_batch(S.with_(weight_bytes=1.0))) == 103
-    assert round(sv.gemm_crossover_batch(M.with_(weight_bytes=1.0))) == 123
-    assert round(sv.gemm_crossover_batch(S.with_(bw_eff=0.8))) == 258
-    for s in ("206 FLOP/byte", "247 FLOP/byte", "412 FLOP/byte", "493 FLOP/byte", "8 FLOP/byte", "16 FLOP/byte"):
-        says(s)
-    says("412.3")
-    says("crossover is 258")
 
 
-def test_attention_never_compute_bound():
-    # at any batch, with either cache format, on either GPU
-    for s in (S, F, M, MF):
-        for b in (1, 64, 571, 5000):
-            st = sv.step(s, b)
-            assert st.attn_bound == "memory"
-    assert sv.ridge_point(S) / sv.attention_intensity(S.model, 2) == pytest.approx(25.8, abs=0.05)
-    says("about 26 times smaller")
+# ---------------------------------------------------------------- measured efficiency and all-reduces
 
 
-def test_fp8_node():
-    z = sv.size(F)
-    assert z.kv_pool_tokens == 5_765_663 and z.slo_tokens == 4_680_042
-    assert z.slo_batch == pytest.approx(1142.6, abs=0.05)
-    says("5,765,663")
-    says("4,680,042")
-    says(millions(z.kv_pool_tokens))
-    says(millions(z.slo_tokens))
-    says("1,142.6")
-    st = z.step_at_cap
-    assert st.regime == "memory-bound"
-    assert st.compute_bound_share == pytest.approx(sv.size(S).step_at_cap.compute_bound_share, rel=1e-3)
-    assert round(st.compute_bound_share, 2) == 0.33  # "one third GEMM compute"
-    says("one third GEMM compute")
-    g_us = 2 * S.model.matmul_params / (8 * 1979e12) * 1e6
-    says(f"{g_us:.2f} µs of GEMM compute")  # 8.78
-    says(f"{4096 * 163_840 / 38.4e12 * 1e6:.2f} µs of KV read")  # 17.48
-    assert round(sv.gemm_intensity(F, z.slo_batch)) == 2285
-    says("2,285 FLOP/byte")
+def test_eta_has_one_definition():
+    rec = RECS[sv.ETA_RECORD]
+    assert rec["unit"] == "GB/s"
+    states(ID, f"{ETA:.2f}", near="one\ndefinition".replace("\n", " "))
+    share = rec["value"] / rec["ceiling"]["value"]
+    states(ID, f"{share:.0%}", near="copy ceiling measured beside it")
+    assert sv.bw_eff_from_measured(rec["value"] * 1e9, sv.H200) == pytest.approx(ETA)
+    never_states(ID, "fraction of the ceiling that the shuffled 16-token variant")
+
+
+def test_slo_cap_with_measured_eta_and_allreduces():
+    b = slo_batch(2, 2, False, eta=ETA, ar=True)
+    cap = math.floor(b * CTX)
+    states(ID, f"{t_ar() * 1e6:.2f}", near="t_{\\text{ar}}(B) =")
+    states(ID, f"{t_kv(2, ETA) * 1e6:.2f}", near="With the measured bandwidth and the all-reduces")
+    states(ID, f"{b:.1f}", near="The SLO batch falls to")
+    states(ID, f"{cap:,}", near="The SLO batch falls to")
+    states(ID, f"{b / TAU:,.0f} output tokens per second", near="The SLO batch falls to")
+    states(ID, f"{1 - cap / pool(2, 2):.0%} below the pool", near="The SLO batch falls to")
+    states(ID, f"{cap / 1e6:.2f} million tokens", near="", files="module.yml")
+    z = sv.size(sv.with_node_costs(sv.SCENARIO, ETA))
+    assert (z.slo_tokens, z.binds) == (cap, "latency")
+
+
+def test_allreduce_grows_with_the_batch():
+    b = slo_batch(2, 2, False)
+    msg = b * HID * 2
+    per = RING * msg / LINK
+    states(ID, f"{msg / 1e6:.1f}$ MB", near="all-reduce of $B")
+    states(ID, f"about {per * 1e6:.0f} µs", near="all-reduce of $B")
+    states(ID, f"{2 * L * per * 1e3:.1f} ms", near="all-reduce of $B")
+    b_ar = slo_batch(2, 2, False, ar=True)
+    states(ID, f"{b_ar:.1f}", near="all-reduce of $B")
+    # the model charges it per sequence, not as a fixed overhead
+    s = sv.SCENARIO.with_(link_bw=LINK)
+    assert sv.step(s, 2 * b).allreduce_s == pytest.approx(2 * sv.step(s, b).allreduce_s)
+    ratio = slo_batch(1, 1, True, ar=True) / b_ar
+    states(ID, f"{ratio:.2f} times", near="activations between layers stay")
+
+
+# ---------------------------------------------------------------- attention's roof
+
+
+def test_attention_roofs():
+    i8, i16 = 2 * (HQ // HKV) / 2, 2 * (HQ // HKV) / 1
+    tile = F16 * (HQ // HKV) / WGMMA_M / BW
+    cuda = F32 / BW
+    assert i8 < cuda < i16 < tile  # fp8 cache: compute-bound on CUDA cores, memory-bound on the tile
+    para = states(ID, f"{tile:.1f} FLOP/byte", near="wgmma tile")
+    assert f"{cuda:.1f} FLOP/byte" in para and f"{F16 * (HQ // HKV) / WGMMA_M / 1e12:.1f} TFLOP/s" in para
+    states(ID, f"{tile / i16:.1f} times below the tile ridge", near="wgmma tile")
+    # vLLM's rule: tensor cores when the group exceeds 4
+    assert HQ // HKV > 4
+    states(ID, "larger than 4", near="FlashInfer backend")
+    # the model: attention on CUDA cores over an fp8 cache is compute-bound, on the tile it is not
+    assert sv.step(sv.SCENARIO_KV8.with_(attn_roof="cuda"), 500).attn_bound == "compute"
+    assert sv.step(sv.SCENARIO_KV8, 500).attn_bound == "memory"
+    assert sv.attention_ridge(sv.SCENARIO) == pytest.approx(tile, rel=1e-12)
+    assert sv.attention_ridge(sv.SCENARIO.with_(attn_roof="cuda")) == pytest.approx(cuda, rel=1e-12)
+    never_states(ID, "Decode attention never becomes")
+
+
+# ---------------------------------------------------------------- the four fp8 variants
+
+
+VARIANTS = {  # first cell: (weight bytes, KV bytes, fp8 GEMM math)
+    "bf16 weights, bf16 KV": (2, 2, False),
+    "bf16 weights, fp8 KV": (2, 1, False),
+    "W8A8 GEMMs, fp8 KV": (1, 1, True),
+    "weight-only fp8, bf16 KV": (1, 2, False),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_variant_table(name):
+    b_w, b_kv, f8 = VARIANTS[name]
+    cells = row("2-first-principles.md", name)
+    b = slo_batch(b_w, b_kv, f8)
+    g, a = t_gemm(f8), t_kv(b_kv)
+    c_star = g / (kv_tok(b_kv) / (N * BW))
+    bm = slo_batch(b_w, b_kv, f8, eta=ETA, ar=True)
+    assert cells[1:] == [f"{b:,.1f}", f"{g / (g + a):.0%}", f"{c_star:,.0f}", f"{bm:,.1f}"]
+
+
+def test_kv8_is_half_compute_at_the_bound():
+    b = slo_batch(2, 1, False)
+    states(ID, f"{b * t_gemm(False) * 1e3:.2f} ms of GEMM compute", near="most common fp8 deployment")
+    states(ID, f"{b * t_kv(1) * 1e3:.2f} ms of KV reads", near="most common fp8 deployment")
+    # the sizing model's own classification agrees: compute share just above one half
+    st = sv.size(sv.SCENARIO_KV8).step_at_cap
+    assert 0.5 < st.compute_bound_share < 0.51
+    states(ID, f"{round(t_gemm(False) / (kv_tok(1) / (N * BW))):,}", near="doubles to")
+
+
+def test_w8a8_node_at_the_bound():
+    b = slo_batch(1, 1, True)
+    states(ID, f"{b:,.1f}", near="W8A8 plus an fp8 cache.")
+    states(ID, f"{math.floor(b * CTX):,}", near="W8A8 plus an fp8 cache.")
+    states(ID, f"{pool(1, 1):,}", near="W8A8 plus an fp8 cache.")
+    states(ID, f"{F8 / BW:.1f}", near="W8A8 plus an fp8 cache.")
 
 
 def test_weight_only_fp8_buys_no_slo_tokens():
-    w8 = S.with_(weight_bytes=1.0)
-    assert sv.slo_tokens(w8) == sv.slo_tokens(S) == 2_340_021
-    assert sv.kv_pool_tokens(w8) == 2_882_831
-    says(millions(sv.kv_pool_tokens(w8)))
-    says(f"{S.model.params / 1e9:.1f} GB of HBM")  # frees 70.6 GB
+    assert slo_batch(1, 2, False) == slo_batch(2, 2, False)
+    states(ID, f"{math.floor(slo_batch(1, 2, False) * CTX):,}", near="weight-only fp8")
+    states(ID, f"{pool(1, 2) / 1e6:.2f} million", near="weight-only fp8")
+    states(ID, f"{round(F16 / BW * 1 / 2)}", near="crossover batch even halves")
 
 
-def test_kv_quant_payoff():
-    assert round(sv.kv_quant_payoff_context(S)) == 2058
-    assert round(sv.kv_quant_payoff_context(F)) == 2058
-    says("2{,}058")
-    says("2,058")
-    f4 = F.with_(kv_bytes=0.5)
-    gains = {c: sv.slo_batch(f4.with_(context=c)) / sv.slo_batch(F.with_(context=c)) for c in (512, 1024, 4096, 16384)}
-    assert [round((g - 1) * 100) for g in gains.values()] == [11, 20, 50, 80]
-    says("11% at 512-token contexts, 20% at 1,024, 50% at 4,096 and 80% at 16,384")
+def test_kv_quant_gains_from_4_bit_over_fp8():
+    gains = []
+    for c in (512, 1024, 4096, 16384):
+        g = t_gemm(True)
+        gains.append((g + t_kv(1, ctx=c)) / (g + t_kv(0.5, ctx=c)) - 1)
+    text = "11% at 512-token contexts, 20% at 1,024, 50% at 4,096 and 80% at 16,384"
+    assert text == "{:.0%} at 512-token contexts, {:.0%} at 1,024, {:.0%} at 4,096 and {:.0%} at 16,384".format(*gains)
+    states(ID, "16,384", near=text)
 
 
-def test_hbm_sweep_and_binding_flip():
-    assert round(sv.hbm_sweep_time(sv.H200) * 1e3, 1) == 29.4
-    assert round(sv.hbm_sweep_time(sv.MI300X) * 1e3, 1) == 36.2
-    assert round(0.9 * sv.hbm_sweep_time(sv.H200) * 1e3, 1) == 26.4
-    assert round(0.9 * sv.hbm_sweep_time(sv.MI300X) * 1e3, 1) == 32.6
-    for s in ("29.4 ms", "36.2 ms", "26.4", "32.6"):
-        says(s)
-    flip = sv.context_where_binding_flips(S)
-    assert flip is not None and round(flip) == 6472
-    says("6,472 tokens")
-    assert sv.size(S.with_(context=8192)).binds == "capacity"
-    assert sv.context_where_binding_flips(M) is None  # MI300X: latency binds at every context
+# ---------------------------------------------------------------- which binds at long context
 
 
-def test_mi300x_node():
-    z, zf = sv.size(M), sv.size(MF)
-    assert (z.kv_pool_tokens, z.slo_tokens) == (3_788_124, 2_733_996)
-    assert (zf.kv_pool_tokens, zf.slo_tokens) == (8_006_874, 5_468_055)
-    says("3.79 million")
-    says("2.73 million")
-    says("8.01 million")
-    says("5.47 million")
-    says(f"{z.slo_batch:.1f}")  # 667.5
-    assert round((z.slo_batch / sv.slo_batch(S) - 1) * 100) == 17
-    unused = (z.kv_pool_tokens - z.slo_tokens) / z.kv_pool_tokens
-    assert round(unused * 100) == 28
-    says("about 28% of the pool")
+def test_long_context_binding():
+    sweep = UTIL * CAP / BW
+    states(ID, f"{sweep * 1e3:.1f}", near="H200: $0.9")
+    states(ID, f"{sweep / ETA * 1e3:.1f}", near="H200: $0.9")
+    states(ID, f"\\eta = {sweep / TAU:.2f}", near="H200: $0.9")
+    # at the bound, capacity binds past c = T g / (tau - T kv/bw): solve B(c) c = T_pool for c
+    t_pool = pool(2, 2)
+    c_flip = t_pool * t_gemm(False) / (TAU - t_pool * kv_tok(2) / (N * BW))
+    states(ID, f"{c_flip:,.0f} tokens", near="H200: $0.9")
+    assert sv.context_where_binding_flips(sv.SCENARIO) == pytest.approx(c_flip, rel=1e-6)
+    # at the measured efficiency latency binds at every context: the sweep exceeds the SLO
+    assert sweep / ETA > TAU
+    assert sv.context_where_binding_flips(sv.SCENARIO.with_(bw_eff=ETA)) is None
 
 
-def test_quoted_figures_reconstruction():
-    r = S.with_(gpu=sv.MI300X, mem_util=0.85)
-    assert round(sv.kv_pool_tokens(r) / 1e4) / 100 == 3.55
-    c = sv.context_for_slo_tokens(r, 567_000)
-    assert round(c) == 294
-    assert round(sv.slo_tokens(r) / 1e4) / 100 == 2.73
-    says("about 294 tokens")
-    says("(3.55 million)")
-    # ratio of pool to cap in that reading: a factor of six
-    assert round(sv.kv_pool_tokens(r) / 567_000) == 6
+# ---------------------------------------------------------------- beyond one operating point
 
 
-def test_step_table_of_section_5():
-    z = sv.size(S)
-    b = z.slo_batch
-    m = S.model
-    says(f"{2 * m.matmul_params * b / 1e12:.1f}$ TFLOP")  # 79.4
-    says(f"{z.slo_tokens * 327_680 / 1e9:.1f}$ GB")  # 766.8
-    says(f"{(m.matmul_params * 2 + z.slo_tokens * 327_680) / 1e9:.1f} GB")  # 905.8
-    says(f"{(2 * m.matmul_params * b + z.slo_tokens * sv.attention_flops_per_token(m)) / 1e12:.1f} TFLOP")  # 85.5
-    assert round(sv.step_intensity(S, b)) == 94
-    assert round(sv.step_intensity(F, sv.slo_batch(F))) == 205
-    says("94 FLOP/byte")
-    says("205 FLOP/byte")
+def test_tp8_against_two_tp4():
+    one = slo_batch(2, 2, False, eta=ETA, ar=True)
+    two = 2 * slo_batch(2, 2, False, eta=ETA, ar=True, n=4)
+    para = states(ID, f"{two:.1f} sequences", near="two TP4 groups run")
+    assert f"{one:.1f}" in para and f"{two / one - 1:.0%} more" in para
+    peak = 2 * slo_batch(2, 2, False, ar=True, n=4) / slo_batch(2, 2, False, ar=True) - 1
+    assert f"{peak:.0%} at the" in para
+    p4 = 2 * pool(2, 2, n=4)
+    assert f"{p4:,} tokens" in para
+    assert two * CTX < p4  # latency still binds
+    assert sv.replicas_slo_batch(sv.with_node_costs(sv.SCENARIO, ETA), 2) == pytest.approx(two, rel=1e-12)
 
 
-def test_allreduce_estimate():
-    b = sv.slo_batch(S)
-    msg = b * 8192 * 2
-    per = 2 * 7 / 8 * msg / 450e9
-    assert round(msg / 1e6, 1) == 9.4
-    assert round(per * 1e6) == 36
-    assert round(160 * per * 1e3, 1) == 5.8
-    says("9.4$ MB")
-    says("about 36 µs")
-    says("5.8 ms")
+def test_prefill_budgets():
+    ttft = 2048 * t_gemm(False)
+    states(ID, f"{ttft * 1e3:.1f} ms of GEMM compute", near="Prefilling one 2,048-token prompt")
+    assert ttft > TAU
+    para = states(ID, f"{slo_batch(2, 2, False, eta=ETA, ar=True, r=1):.1f}", near="pure decode node fall to")
+    assert f"{slo_batch(2, 2, False, eta=ETA, ar=True, r=4):.1f}" in para
+    s = sv.with_node_costs(sv.SCENARIO, ETA).with_(prefill_ratio=4)
+    assert sv.slo_batch(s) == pytest.approx(slo_batch(2, 2, False, eta=ETA, ar=True, r=4), rel=1e-12)
+
+
+def test_max_num_seqs_default_is_below_the_cap():
+    b = slo_batch(2, 2, False, eta=ETA, ar=True)
+    para = states(ID, "256", near="--max-num-seqs")
+    assert f"{round(b)} sequences" in para and 256 < b
+
+
+# ---------------------------------------------------------------- the quoted figures
+
+
+def test_no_scenario_reproduces_both_quoted_figures():
+    assert sv.scenarios_reproducing(3.56e6, 567e3, tol=0.02) == []
+    pool_only = sv.scenarios_reproducing(3.56e6, 567e3, tol=0.005, need="pool")
+    assert any(s.model is sv.LLAMA3_70B and s.gpu.name == sv.MI300X.name and s.n_gpus == 8
+               and s.weight_bytes == 2 and s.kv_bytes == 2 and s.mem_util == 0.85 for s in pool_only)
+    states(ID, "within 2% of both", near="scenarios_reproducing")
+    r = sv.SCENARIO.with_(gpu=sv.MI300X, mem_util=0.85)
+    states(ID, f"about {round(sv.context_for_slo_tokens(r, 567_000))} tokens", near="567 thousand tokens")
+
+
+def test_citations_say_only_what_their_sources_say():
+    para = states(ID, "a stated assumption", near="| SLO |")
+    assert "c07-distserve" not in para.split("| SLO |")[1].split("| bandwidth")[0]
+    never_states(ID, "FlashAttention-3 style")
+    for body in sources(ID, "8-sources.md").values():
+        assert "why decode\n  attention does" not in body
+    never_states(ID, "half as much again")
 
 
 def test_llama3_8b_single_h200():
-    s = sv.Scenario(model=sv.LLAMA3_8B, gpu=sv.H200, n_gpus=1)
-    assert sv.kv_pool_tokens(s) == 845_638
-    says("845,638")
+    l8, kv8h, d8, h8, i8, v8 = 32, 8, 128, 4096, 14336, 128256
+    p8 = l8 * (h8 * 32 * d8 + 2 * h8 * kv8h * d8 + 32 * d8 * h8 + 3 * h8 * i8) + 2 * v8 * h8 + (2 * l8 + 1) * h8
+    t = math.floor((UTIL * CAP - 2 * p8) / (2 * l8 * kv8h * d8 * 2))
+    states(ID, f"{t:,}", near="845")
 
 
 def test_calibration_shard_bytes():
-    # one GPU's eighth of a layer: 106,954,752 weights, 1.7 GB for 8 layers in bf16
-    h = 8192
-    w = h * (8 + 2) * 128 + 8 * 128 * h + 3 * h * 3584
-    assert w == 106_954_752
-    assert round(8 * w * 2 / 1e9, 1) == 1.7
-    says("1.7 GB of weights for eight layers")
+    # one GPU's eighth of a layer: 8 query heads and 1 KV head of 128, a 3,584-wide MLP
+    w = HID * (HQ // N + 2 * HKV // N) * D + (HQ // N) * D * HID + 3 * HID * (INTER // N)
+    states(ID, f"{8 * w * 2 / 1e9:.1f} GB of weights for eight layers", near="At batch 1 the step")
+
+
+def test_score_traffic_is_768_bytes_per_token():
+    per_head = 2 + 6 + 16 + 6 + 2  # bytes per cached token and query head, as the page counts them
+    scores = per_head * (HQ // N)
+    kv = 2 * 1 * D * 2 * 2 // 2  # K and V of the shard's one KV head, bf16: 512 bytes
+    assert (per_head, scores, kv) == (32, 256, 512)
+    para = states(ID, f"{kv + scores} bytes per cached token", near="unfused attention")
+    assert f"{scores} per" in para and f"{kv} bytes of K and V" in para
 
 
 # ---------------------------------------------------------------- measurement records
 
 
-def _records() -> dict:
-    try:
-        from tutor_build.measurements import records
-    except Exception as exc:  # the records module may not exist on a fresh checkout
-        pytest.skip(f"tutor_build.measurements unavailable: {exc}")
-    recs = records(ROOT)
-    if not any(k.startswith("C07/") for k in recs):
-        pytest.skip("no C07 measurement records yet (run `tutor labs bench C07` on a GPU)")
-    return recs
+def says(phrase: str) -> None:
+    """The module's prose contains this phrase."""
+    states(ID, phrase, near=phrase)
 
 
 def _need(recs: dict, key: str) -> dict:
-    if key not in recs:
-        pytest.skip(f"no record for {key}")
+    assert key in recs, f"no record for {key}: run `tutor labs bench C07` on the H200"
     return recs[key]
 
 
 def test_records_have_predictions_in_ms():
-    recs = _records()
+    recs = RECS
     for key, rec in recs.items():
         if key.startswith("C07/calibration/"):
             assert rec["unit"] == "ms"
@@ -320,7 +397,7 @@ def _cal(recs: dict, fmt: str, b: int, ctx: int) -> dict:
 
 def test_memory_bound_prediction_is_a_lower_bound_everywhere():
     # "Every step, in both formats, takes longer than its prediction: the memory-bound model is a floor."
-    recs = _records()
+    recs = RECS
     for fmt in ("bf16", "fp8"):
         for b, ctx in GRID:
             rec = _cal(recs, fmt, b, ctx)
@@ -330,7 +407,7 @@ def test_memory_bound_prediction_is_a_lower_bound_everywhere():
 
 def test_small_batch_is_weights_plus_a_fixed_floor():
     # Batch 1 reads little but weights, yet takes well over its prediction; batch 16 costs little more.
-    recs = _records()
+    recs = RECS
     b1, b16 = _cal(recs, "bf16", 1, 4096), _cal(recs, "bf16", 16, 4096)
     assert b1["value"] > 1.5 * b1["ceiling"]["value"]
     assert b16["value"] / b1["value"] < 1.3
@@ -338,7 +415,7 @@ def test_small_batch_is_weights_plus_a_fixed_floor():
 
 def test_equal_bytes_take_equal_time_below_the_crossover():
     # b16 ctx4096 and b64 ctx1024 read the same bytes (65,536 cached tokens): same prediction, ~same time.
-    recs = _records()
+    recs = RECS
     a, b = _cal(recs, "bf16", 16, 4096), _cal(recs, "bf16", 64, 1024)
     assert 16 * 4096 == 64 * 1024 == 65_536
     assert a["ceiling"]["value"] == pytest.approx(b["ceiling"]["value"], rel=1e-9)
@@ -348,7 +425,7 @@ def test_equal_bytes_take_equal_time_below_the_crossover():
 
 def test_batch_costs_beyond_its_bytes_past_the_crossover():
     # b64 ctx16384 and b256 ctx4096: identical predictions; the batch-256 step is clearly longer.
-    recs = _records()
+    recs = RECS
     assert 64 * 16384 == 256 * 4096 == 1_048_576
     for fmt in ("bf16", "fp8"):
         small, big = _cal(recs, fmt, 64, 16384), _cal(recs, fmt, 256, 4096)
@@ -359,7 +436,7 @@ def test_batch_costs_beyond_its_bytes_past_the_crossover():
 
 
 def test_step_time_grows_with_context():
-    recs = _records()
+    recs = RECS
     a = _need(recs, "C07/calibration/bf16_b64_ctx1024/python")["value"]
     b = _need(recs, "C07/calibration/bf16_b64_ctx4096/python")["value"]
     c = _need(recs, "C07/calibration/bf16_b64_ctx16384/python")["value"]
@@ -369,7 +446,7 @@ def test_step_time_grows_with_context():
 def test_excess_over_prediction_grows_with_context():
     # The unfused attention's score traffic scales with batch x context: the excess in ms grows with the
     # context at batch 64, while the percentage of the prediction falls.
-    recs = _records()
+    recs = RECS
     r = [_cal(recs, "bf16", 64, c) for c in (1024, 4096, 16384)]
     excess = [x["value"] - x["ceiling"]["value"] for x in r]
     share = [x["value"] / x["ceiling"]["value"] for x in r]
@@ -382,7 +459,7 @@ def test_lab_fp8_step_is_slower_than_bf16():
     # The lab's W8A8 path (unfused per-tensor activation quantization + torch._scaled_mm, bf16 cache)
     # is slower than bf16 at every measured point, although its prediction is lower: the extra cost
     # exceeds the weight bytes it saves.
-    recs = _records()
+    recs = RECS
     for b, ctx in GRID:
         f8, bf = _cal(recs, "fp8", b, ctx), _cal(recs, "bf16", b, ctx)
         assert f8["ceiling"]["value"] < bf["ceiling"]["value"]
@@ -395,7 +472,7 @@ def test_lab_fp8_step_is_slower_than_bf16():
 
 def test_lab_fp8_penalty_is_a_fixed_cost_diluted_by_context():
     # At batch 64 the fp8/bf16 ratio falls as the (shared, bf16) cache read grows.
-    recs = _records()
+    recs = RECS
     r = [_cal(recs, "fp8", 64, c)["value"] / _cal(recs, "bf16", 64, c)["value"] for c in (1024, 4096, 16384)]
     assert r[0] > r[1] > r[2] > 1.0
 
@@ -457,7 +534,7 @@ def test_kernel_counts_of_the_calibration_layer():
 
 
 def test_paged_read_near_the_copy_ceiling():
-    recs = _records()
+    recs = RECS
     for v in ("identity_b16", "shuffled_b16", "shuffled_b1"):
         rec = _need(recs, f"C07/kv_read/{v}/cuda")
         assert rec["unit"] == "GB/s"

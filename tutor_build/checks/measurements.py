@@ -60,7 +60,8 @@ def _declaration_problems(course: Course) -> list[Diagnostic]:
                                  f"{decl.path} declares the plot of lab '{lab}', which {m.id} does not have (labs: {', '.join(sorted(labs)) or 'none'})"))
         missing: dict[tuple[str, str], list[str]] = {}
         for rec in course.measurements:
-            if rec.local or rec.raw.get("module") != m.id or rec.raw.get("lab") not in decls:
+            if rec.local or rec.raw.get("module") != m.id or rec.raw.get("lab") not in decls \
+                    or rec.raw.get("kind") == "counter":  # profiler counters are quoted, never plotted
                 continue
             decl = decls[rec.raw["lab"]]
             variant = str(rec.raw.get("variant", ""))

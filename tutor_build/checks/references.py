@@ -8,12 +8,13 @@ from ..model import Course
 
 
 def citations(course: Course) -> list[tuple[str, int, str]]:
-    """(path, line, key) for every citation in module sections and sheets."""
+    """(path, line, key) for every citation in module sections, sheets and errata."""
     found = []
     texts = [(s.path, s.text) for m in course.modules for s in m.sections] + [(s.path, s.text) for s in course.sheets]
     for path, text in texts:
         for c in scan(text).citations:
             found += [(path, c.line, key) for key in c.keys]
+    found += [(e.ref.path, e.ref.line, key) for m in course.modules for e in m.errata for key in e.cite]
     return found
 
 

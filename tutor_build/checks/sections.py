@@ -10,7 +10,7 @@ from ..mdscan import CITATION, PLACEHOLDER, Doc, scan
 from ..model import LAB_PATHS, SECTION_SPECS, TAB_LABELS, Course, Module
 from ..render.modlinks import mentions
 
-ALLOWED_FILES = {"module.yml", "figures.yml"} | {s.filename for s in SECTION_SPECS}
+ALLOWED_FILES = {"module.yml", "figures.yml", "errata.yml"} | {s.filename for s in SECTION_SPECS}
 HW_NUMBER = re.compile(
     r"\b\d[\d,.]*\s*(?:TB/s|GB/s|TiB|GiB|MiB|KiB|TB|GB|MB|KB|TFLOP/?s|PFLOP/?s|TFLOPS|PFLOPS|TOPS|GHz|MHz|SMs|CUs|XCDs)(?![\w/])"
 )

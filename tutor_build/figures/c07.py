@@ -322,3 +322,64 @@ def concurrency(precision: str = "bf16", gpus: tuple[str, ...] | list[str] = ("h
         c.circle(sx(cx), sy(slo_b * cx), 5, fill=C_KV_READ, title=f"promise at {cx:,}: {slo_b:,.1f} sequences")
         c.text(sx.a, sy.a + 62, f"at {cx:,}: {round(pool_b)} sequences fit, {round(slo_b)} meet the SLO")
     return c
+
+
+# ---------------------------------------------------------------- section 6: the latency-throughput curve
+
+
+def measured_eta() -> float:
+    """The module's bandwidth efficiency: the paged KV read's record over the datasheet bandwidth."""
+    from pathlib import Path
+
+    from ..measurements import records
+
+    rec = records(Path(__file__).resolve().parents[2])[sv.ETA_RECORD]
+    return sv.bw_eff_from_measured(rec["value"] * 1e9, sv.H200)
+
+
+LT_VARIANTS = (("bf16", "bf16 weights, bf16 KV", "s1"), ("kv8", "bf16 weights, fp8 KV", "s2"),
+               ("w8a8", "W8A8, fp8 KV", "s4"), ("wo8", "weight-only fp8, bf16 KV", "s5"))
+LT_T_MAX = 0.060
+
+
+def latency_throughput_curves() -> dict[str, list[tuple[float, float, float]]]:
+    """(batch, step s, tokens/s) of each format on 8 H200 at the measured efficiency, all-reduces charged,
+    from batch 1 up to the batch whose step takes LT_T_MAX or the KV pool, whichever is smaller."""
+    eta = measured_eta()
+    out = {}
+    for key, _, _ in LT_VARIANTS:
+        s = sv.with_node_costs(sv.VARIANTS[key], eta)
+        b_max = min(sv.kv_pool_tokens(s) / s.context, sv.slo_batch(s.with_(slo_s=LT_T_MAX)))
+        out[key] = sv.throughput_curve(s, [1 + (b_max - 1) * i / 60 for i in range(61)])
+    return out
+
+
+def latency_throughput() -> Canvas:
+    """Node output tokens per second against the time per output token, one curve per format."""
+    curves = latency_throughput_curves()
+    y_max = max(v for cur in curves.values() for _, _, v in cur)
+    y_top = (int(y_max / 10_000) + 1) * 10_000
+    c = Canvas(W, 470)
+    sx, sy = Scale(0, LT_T_MAX * 1e3, 90, 530), Scale(0, y_top, 400, 110)
+    for i, (key, label, col) in enumerate(LT_VARIANTS):
+        x, y = 16 + (i % 2) * 270, 14 + (i // 2) * 26
+        c.line(x, y, x + 24, y, stroke=col, width=3, dash=None if i % 2 == 0 else "6 4")
+        c.text(x + 32, y, label, middle=True)
+    c.line(sx.a, sy.a, sx.a, sy.b, stroke="fg")
+    for v in range(0, y_top + 1, 10_000):
+        yy = sy(v)
+        c.line(sx.a - 5, yy, sx.a, yy, stroke="fg")
+        c.line(sx.a, yy, sx.b, yy, stroke="grid")
+        c.text(sx.a - 8, yy, f"{v // 1000}k", anchor="end", middle=True, fill="muted")
+    c.text(20, (sy.a + sy.b) / 2, "output tokens/s", anchor="middle", rotate=-90)
+    axis_x(c, sx, sy.a, "time per output token (ms)", ticks=[0, 10, 20, 30, 40, 50, 60])
+    c.line(sx(30), sy.a, sx(30), sy.b, stroke="bad", dash="4 4")
+    c.text(sx(30) + 4, sy.b + 10, "SLO", fill="bad")
+    for i, (key, label, col) in enumerate(LT_VARIANTS):
+        cur = curves[key]
+        c.polyline([(sx(t * 1e3), sy(v)) for _, t, v in cur], stroke=col, width=3,
+                   dash=None if i % 2 == 0 else "6 4")
+        s = sv.with_node_costs(sv.VARIANTS[key], measured_eta())
+        b = sv.slo_batch(s)
+        c.circle(sx(30), sy(b / 0.030), 5, fill=col, title=f"{label}: batch {b:,.1f}, {b / 0.030:,.0f} tokens/s at 30 ms")
+    return c

@@ -172,6 +172,57 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _report(outcomes, "bench")
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    """Nsight Compute counters named in labs/<MODULE>/profile.yml, recorded as measurements."""
+    from . import profile
+
+    root, found, course = _select(args, vendors=("cuda",))
+    tools = probe()
+    if not tools.nvidia_gpu or not shutil.which("ncu"):
+        print("tutor labs profile: needs an NVIDIA GPU and Nsight Compute (ncu) on this machine", file=sys.stderr)
+        return 1
+    records, failures = [], 0
+    for module in sorted({t.module for t in found}):
+        labs = {t.lab for t in found if t.module == module}
+        wanted, problems = profile.load(root, module, {t.lab for t in runner.targets(course, module)})
+        for d in problems:
+            print(d.format(), file=sys.stderr)
+        failures += len(problems)
+        for c in (c for c in wanted if c.lab in labs):
+            target = runner.LabTarget(module, c.lab, "cuda")
+            built = runner.build(root, target, tools)
+            if not built.ok:
+                print(f"{target.name}: does not build\n{built.detail}", file=sys.stderr)
+                failures += 1
+                continue
+            log = root / "build" / "profile" / f"{module}-{c.lab}-{c.kernel}.csv"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            done = subprocess.run(profile.ncu_command(f"./{target.binary()}", c, log), cwd=root,
+                                  capture_output=True, text=True, timeout=1800)
+            counted = profile.parse_csv(log.read_text(encoding="utf-8")) if log.is_file() else {}
+            missing = [m for m in c.metrics if m not in counted]
+            if done.returncode != 0 or missing:
+                print(f"{target.name} {c.kernel}: ncu exit {done.returncode}; no value for {', '.join(missing) or '-'}\n"
+                      f"{(done.stderr or done.stdout)[-1500:]}", file=sys.stderr)
+                failures += 1
+                continue
+            outcome = runner.Outcome(target, True, events=[
+                {"event": "measure", "kind": "counter", "variant": f"{c.kernel}.{m}", "metric": m, "value": counted[m][0],
+                 "unit": counted[m][1] or "count", "ceiling": {"name": "none (a profiler counter)", "value": 0,
+                                                               "unit": counted[m][1] or "count"},
+                 "note": f"{profile.ncu_version()}, one launch of {counted[m][2]} after {c.launch_skip} skipped, "
+                         f"arguments {' '.join(c.args) or '(none)'}"} for m in c.metrics])
+            records += runner.records_from(root, target, outcome, tools)
+    if records:
+        out = root / "measurements" / (f"{runner.gpu_slug(tools.gpu)}.jsonl" if args.course
+                                       else f"local/{runner.gpu_slug(tools.gpu)}.jsonl")
+        runner.write_records(out, records)
+        print(f"wrote {len(records)} records to {out.relative_to(root)}")
+        for r in records:
+            print(f"  {record_key(r)}: {r['value']:,.0f} {r['unit']}")
+    return 1 if failures else 0
+
+
 def cmd_hint(args: argparse.Namespace) -> int:
     if not args.id:
         raise BadInput("name a module and one of its labs, e.g. `tutor labs hint A01 vector_add`")
@@ -303,6 +354,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--quick", action="store_true", help="small sizes")
     bench = add("bench", cmd_bench, "time labs on this GPU and record measurements")
     bench.add_argument("--course", action="store_true", help="write the course's records (default: measurements/local/)")
+    prof = add("profile", cmd_profile, "record the Nsight Compute counters labs/<MODULE>/profile.yml names")
+    prof.add_argument("--course", action="store_true", help="write the course's records (default: measurements/local/)")
     h = add("hint", cmd_hint, "graded hints for a lab: 1 a question, 2 the idea, 3 the line")
     h.add_argument("--level", type=int, choices=(1, 2, 3), default=1, help="how much to reveal (default 1)")
     h.add_argument("--todo", type=int, default=None, help="one TODO only, by its number")

@@ -205,7 +205,7 @@ def records_from(root: Path, target: LabTarget, outcome: Outcome, tools: Toolcha
                "gpu": tools.gpu or "CPU", "toolkit": toolkit, "date": date, "metric": e["metric"],
                "value": e["value"], "unit": e["unit"], "ceiling": e["ceiling"],
                "source": sources, "source_sha256": digest}
-        for extra in ("bytes", "flops", "ms", "size", "note"):
+        for extra in ("bytes", "flops", "ms", "size", "note", "kind"):
             if extra in e:
                 rec[extra] = e[extra]
         out.append(rec)

@@ -87,6 +87,8 @@ DEVICES: dict[str, dict[str, Any]] = {
         "hbm_bw": Spec(4.8e12, "bytes/s", _H200),
         "link_bw": Spec(450e9, "bytes/s per direction", _H200,
                         "NVLink 900 GB/s is the sum of both directions"),
+        "pcie_bw": Spec(64e9, "bytes/s per direction", _H100_SM,
+                        "PCIe Gen5 x16: the datasheet's 128 GB/s is the sum of both directions"),
         "peak": {
             "fp64": Spec(67e12, "FLOP/s", _H200, "FP64 Tensor Core"),
             "fp32": Spec(67e12, "FLOP/s", _H200),

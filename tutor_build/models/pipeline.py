@@ -12,8 +12,10 @@ dependencies of the pipeline:
 
 Each device runs one slot at a time. A forward slot of a full stage takes ``t_f``, a
 backward slot ``t_b``; with ``v`` chunks per device each chunk slot takes ``t_f / v``
-and ``t_b / v`` (a chunk holds 1/v of the device's layers). Communication is free
-unless ``t_comm`` is given.
+and ``t_b / v`` (a chunk holds 1/v of the device's layers). ``scale`` (one factor per
+device) makes the stages unequal; the closed forms below hold for equal stages only,
+and with unequal ones GPipe and 1F1B no longer take the same time. Communication is
+free unless ``t_comm`` is given.
 
 What comes back (:class:`Result`): the per-stage timeline of slots, the makespan,
 the bubble (idle time of a device) as a fraction of the makespan and as a ratio to
@@ -71,7 +73,8 @@ class Result:
 
     @property
     def bubble_fraction(self) -> float:
-        """Idle time of device 0 divided by the makespan (same on every device)."""
+        """Idle time of device 0 divided by the makespan (same on every device when the
+        stages are equal)."""
         return self.idle[0] / self.makespan
 
     @property
@@ -191,14 +194,25 @@ def simulate(
     t_f: float = 1.0,
     t_b: float = 2.0,
     t_comm: float = 0.0,
+    scale: tuple[float, ...] | list[float] | None = None,
 ) -> Result:
     """Play every device's order forward in time, each slot as early as its
-    dependencies and its device allow."""
+    dependencies and its device allow.
+
+    ``scale`` (one factor per device) makes the stages unequal: device s runs its
+    forward slots in ``scale[s] * t_f / v`` and its backward slots in
+    ``scale[s] * t_b / v``. Without it every stage takes the same time, the case
+    the closed forms of this module describe."""
     _check(schedule, stages, micro_batches, virtual)
     S, M, v = stages, micro_batches, virtual
+    if scale is None:
+        scale = (1.0,) * S
+    scale = tuple(float(x) for x in scale)
+    if len(scale) != S or min(scale) <= 0:
+        raise ValueError("scale needs one positive factor per stage")
     V = S * v  # number of virtual stages
     orders = [device_order(schedule, S, M, s, v) for s in range(S)]
-    dur = {"F": t_f / v, "B": t_b / v}
+    dur = [{"F": scale[s] * t_f / v, "B": scale[s] * t_b / v} for s in range(S)]
     done: dict[tuple[str, int, int], float] = {}  # (kind, micro, virtual stage) -> end time
     ptr = [0] * S
     free = [0.0] * S
@@ -220,7 +234,7 @@ def simulate(
                 if dep is not None:
                     ready = done[dep] + (t_comm if dep[2] != j else 0.0)
                 start = max(free[s], ready)
-                end = start + dur[kind]
+                end = start + dur[s][kind]
                 done[(kind, m, j)] = end
                 free[s] = end
                 slots[s].append(Slot(s, kind, m, c, start, end))
@@ -230,7 +244,7 @@ def simulate(
         if not progressed:
             raise RuntimeError(f"{schedule}: the device orders deadlock (S={S}, M={M}, v={v})")
     makespan = max(free)
-    busy = tuple(M * (t_f + t_b) for _ in range(S))
+    busy = tuple(M * scale[s] * (t_f + t_b) for s in range(S))
     traces, peaks = [], []
     for s in range(S):
         alive, trace = 0, []

@@ -114,8 +114,8 @@ SERVING_INPUTS: dict[str, dict[str, Any]] = {
     "device": {"kind": "choice", "choices": list(hardware.DEVICE_KEYS), "default": "h200",
                "label": "GPU"},
     "n_gpus": {"kind": "int", "min": 1, "max": 8, "default": 8, "label": "GPUs (tensor parallel)"},
-    "weights": {"kind": "choice", "choices": ["bf16", "fp8"], "default": "bf16",
-                "label": "Weights and GEMMs"},
+    "weights": {"kind": "choice", "choices": ["bf16", "fp8", "fp8-weight-only"], "default": "bf16",
+                "label": "Weights and GEMMs (fp8 = W8A8; weight-only = fp8 storage, bf16 math)"},
     "kv": {"kind": "choice", "choices": ["bf16", "fp8"], "default": "bf16", "label": "KV cache"},
     "context": {"kind": "int", "min": 128, "max": 1048576, "default": 4096,
                 "label": "Context per sequence (tokens)"},
@@ -124,7 +124,11 @@ SERVING_INPUTS: dict[str, dict[str, Any]] = {
     "mem_util": {"kind": "float", "min": 0.1, "max": 1, "default": 0.9,
                  "label": "HBM share for weights + KV"},
     "bw_eff": {"kind": "float", "min": 0.05, "max": 1, "default": 1,
-               "label": "Achieved / peak bandwidth"},
+               "label": "Achieved / datasheet bandwidth"},
+    "attention": {"kind": "choice", "choices": list(serving.ATTN_ROOFS), "default": "tensor_tile",
+                  "label": "Attention roof (tensor cores, group rows of a 64-row tile; full; CUDA cores)"},
+    "allreduce": {"kind": "choice", "choices": ["none", "ring"], "default": "none",
+                  "label": "Tensor-parallel all-reduces (ring over the link bandwidth)"},
 }
 
 
@@ -133,10 +137,12 @@ def serving_sizing(raw: Mapping[str, Any]) -> dict[str, Any]:
     v, clamped = clamp_inputs(SERVING_INPUTS, raw)
     s = serving.Scenario(
         model=SERVING_MODELS[v["model"]], gpu=serving.gpu_from_table(v["device"]),
-        n_gpus=v["n_gpus"], weight_bytes=1.0 if v["weights"] == "fp8" else 2.0,
+        n_gpus=v["n_gpus"], weight_bytes=2.0 if v["weights"] == "bf16" else 1.0,
         kv_bytes=1.0 if v["kv"] == "fp8" else 2.0, context=v["context"],
         slo_s=v["slo_ms"] * 1e-3, mem_util=v["mem_util"], bw_eff=v["bw_eff"],
-        gemm_fp8=v["weights"] == "fp8")
+        gemm_fp8=v["weights"] == "fp8", attn_roof=v["attention"])
+    if v["allreduce"] == "ring":
+        s = s.with_(link_bw=s.gpu.link_bw)
     out = serving.size(s).to_dict()
     fits = out["kv_pool_tokens"] > 0
     out.update({"inputs": v, "clamped": clamped,

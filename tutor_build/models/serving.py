@@ -11,9 +11,24 @@ One decode step of a dense decoder-only transformer under tensor parallelism ove
 
 Each kind is timed with its own roofline, ``max(bytes / (eta * BW), FLOP / F)``, and
 the two are added (they run as separate kernels, one after the other). ``eta`` is the
-fraction of the peak HBM bandwidth the kernels achieve. Tensor parallelism divides
-bytes and FLOPs evenly over the GPUs; the all-reduces and launch gaps are a fixed
-``overhead_s`` per step (zero unless given).
+fraction of the datasheet HBM bandwidth the kernels achieve (one definition: achieved
+bytes/s over the datasheet peak, never over a measured copy rate). The weight GEMMs run
+on the tensor cores (bf16, or fp8 for W8A8). Attention runs on the roof ``attn_roof``
+names: ``"tensor_tile"`` (tensor cores, the ``heads/kv_heads`` query rows of one KV head
+filling that many of the 64 rows of a Hopper wgmma tile), ``"tensor"`` (tensor cores at
+their full bf16 rate) or ``"cuda"`` (FP32 FMA on the CUDA cores).
+
+Tensor parallelism divides bytes and FLOPs evenly over the GPUs. It adds two all-reduces
+per layer of ``B * hidden`` bf16 activations; over a ring each GPU sends
+``2 (N-1)/N`` of the message per all-reduce, so their bandwidth time grows with the
+batch: ``2 L * 2 (N-1)/N * B * hidden * 2 / link_bw`` (charged only when ``link_bw`` is
+given), plus a fixed ``allreduce_latency_s`` per all-reduce and a fixed ``overhead_s``
+per step.
+
+Chunked prefill: ``prefill_ratio`` prompt tokens ride along per decode token (a steady
+state in which every request's prompt is prefilled in chunks inside decode steps). Each
+prompt token costs the GEMM FLOP of a decode token and its all-reduce share; its
+attention over its own prefix is neglected.
 
 Capacity: HBM holds ``mem_util * n_gpus * hbm_bytes`` for weights plus KV; what the
 weights leave, divided by ``kv_bytes_per_token``, is the KV pool in tokens.
@@ -85,12 +100,19 @@ class GPU:
     hbm_bw: float  # peak HBM bandwidth per GPU, bytes/s
     bf16_flops: float  # dense bf16 tensor FLOP/s per GPU
     fp8_flops: float  # dense fp8 tensor FLOP/s per GPU
+    fp32_flops: float = 0.0  # FP32 FMA rate per GPU (CUDA cores on NVIDIA)
+    link_bw: float = 0.0  # GPU-to-GPU link bandwidth per direction per GPU, bytes/s
 
 
 # Llama 3 / 3.1 70B: meta-llama config.json and the Llama 3 paper (Table 3).
 LLAMA3_70B = ModelConfig(
     name="Llama 3.1 70B", layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128,
     intermediate=28672, vocab=128256, params=70_553_706_496,
+)
+# Llama 3.1 405B: meta-llama config.json and the Llama 3 paper (Table 3).
+LLAMA3_405B = ModelConfig(
+    name="Llama 3.1 405B", layers=126, hidden=16384, heads=128, kv_heads=8, head_dim=128,
+    intermediate=53248, vocab=128256, params=405_853_388_800,
 )
 # Llama 3 / 3.1 8B: same sources.
 LLAMA3_8B = ModelConfig(
@@ -106,6 +128,8 @@ def gpu_from_table(key: str) -> GPU:
         hbm_bw=hardware.value(key, "hbm_bw"),
         bf16_flops=hardware.peak(key, "bf16"),
         fp8_flops=hardware.peak(key, "fp8"),
+        fp32_flops=hardware.peak(key, "fp32"),
+        link_bw=hardware.value(key, "link_bw"),
     )
 
 
@@ -127,9 +151,13 @@ class Scenario:
     # vLLM's gpu_memory_utilization; its activations and buffers come out of it too and are not
     # subtracted here, so the KV pool is an upper bound
     mem_util: float = 0.90
-    bw_eff: float = 1.0  # achieved / peak HBM bandwidth
+    bw_eff: float = 1.0  # achieved / datasheet peak HBM bandwidth
     gemm_fp8: bool = False  # weight GEMMs run on fp8 tensor cores (W8A8)
-    overhead_s: float = 0.0  # per-step all-reduce + launch time
+    overhead_s: float = 0.0  # fixed per-step time (launch gaps), not counting all-reduces
+    attn_roof: str = "tensor_tile"  # "tensor_tile" | "tensor" | "cuda": the compute roof of attention
+    link_bw: float = 0.0  # per direction per GPU; 0 charges no all-reduce
+    allreduce_latency_s: float = 0.0  # fixed time of one all-reduce
+    prefill_ratio: float = 0.0  # prompt tokens prefilled (in chunks) per decode token
 
     def with_(self, **kw) -> "Scenario":
         return replace(self, **kw)
@@ -169,6 +197,55 @@ def attention_flops_per_token(m: ModelConfig) -> float:
     return 4 * m.layers * m.heads * m.head_dim
 
 
+WGMMA_M = 64  # rows of one Hopper wgmma tile (PTX ISA, wgmma.mma_async shapes m64nNk16)
+ATTN_ROOFS = ("tensor_tile", "tensor", "cuda")
+
+
+def attention_flops_rate_per_gpu(s: Scenario) -> float:
+    """FLOP/s decode attention can reach on one GPU, on the roof the scenario names.
+
+    Decode has one query token per sequence; the rows of an MMA tile are filled by the
+    ``group`` query heads that share one KV head, so a 64-row wgmma tile runs at
+    ``group / 64`` of the tensor-core rate.
+    """
+    g = s.gpu
+    if s.attn_roof == "tensor":
+        return g.bf16_flops
+    if s.attn_roof == "tensor_tile":
+        return g.bf16_flops * min(1.0, s.model.group / WGMMA_M)
+    if s.attn_roof == "cuda":
+        return g.fp32_flops
+    raise ValueError(f"unknown attention roof {s.attn_roof!r}")
+
+
+def attention_ridge(s: Scenario) -> float:
+    """FLOP per KV byte at which attention turns compute-bound (achieved bandwidth)."""
+    return attention_flops_rate_per_gpu(s) / (s.bw_eff * s.gpu.hbm_bw)
+
+
+def allreduce_count(s: Scenario) -> int:
+    """Two all-reduces per layer (after attention's O and the MLP's down projection)."""
+    return 2 * s.model.layers if s.n_gpus > 1 else 0
+
+
+def allreduce_per_seq_s(s: Scenario) -> float:
+    """Ring all-reduce bandwidth time per decode sequence (per token in the step), seconds.
+
+    Each all-reduce carries hidden bf16 values per token; a ring sends 2 (N-1)/N of the
+    message from each GPU.
+    """
+    if s.n_gpus <= 1 or s.link_bw <= 0:
+        return 0.0
+    n = s.n_gpus
+    return allreduce_count(s) * 2 * (n - 1) / n * s.model.hidden * 2 / s.link_bw
+
+
+def fixed_step_s(s: Scenario) -> float:
+    """Time of a step that does not grow with the batch (besides the weight read)."""
+    lat = allreduce_count(s) * s.allreduce_latency_s if (s.link_bw > 0 and s.n_gpus > 1) else 0.0
+    return s.overhead_s + lat
+
+
 @dataclass(frozen=True)
 class Step:
     batch: float
@@ -177,6 +254,7 @@ class Step:
     attn_read_s: float
     attn_compute_s: float
     overhead_s: float
+    allreduce_s: float = 0.0
 
     @property
     def gemm_s(self) -> float:
@@ -188,7 +266,7 @@ class Step:
 
     @property
     def total_s(self) -> float:
-        return self.gemm_s + self.attn_s + self.overhead_s
+        return self.gemm_s + self.attn_s + self.overhead_s + self.allreduce_s
 
     @property
     def gemm_bound(self) -> str:
@@ -214,13 +292,15 @@ def step(s: Scenario, batch: float) -> Step:
     m = s.model
     bw = _bw(s)
     tokens = batch * s.context
+    rows = batch * (1 + s.prefill_ratio)  # decode tokens plus the prompt tokens riding along
     return Step(
         batch=batch,
         weight_read_s=m.matmul_params * s.weight_bytes / bw,
-        gemm_compute_s=2 * m.matmul_params * batch / _gemm_flops_rate(s),
+        gemm_compute_s=2 * m.matmul_params * rows / _gemm_flops_rate(s),
         attn_read_s=tokens * kv_bytes_per_token(m, s.kv_bytes) / bw,
-        attn_compute_s=tokens * attention_flops_per_token(m) / (s.gpu.bf16_flops * s.n_gpus),
+        attn_compute_s=tokens * attention_flops_per_token(m) / (attention_flops_rate_per_gpu(s) * s.n_gpus),
         overhead_s=s.overhead_s,
+        allreduce_s=fixed_step_s(s) - s.overhead_s + rows * allreduce_per_seq_s(s),
     )
 
 
@@ -231,19 +311,19 @@ def slo_batch(s: Scenario) -> float:
     """
     m = s.model
     bw = _bw(s)
-    budget = s.slo_s - s.overhead_s
+    budget = s.slo_s - fixed_step_s(s)
     a = m.matmul_params * s.weight_bytes / bw  # weight read, s
-    g = 2 * m.matmul_params / _gemm_flops_rate(s)  # GEMM compute, s per sequence
-    per_seq_attn = max(
+    g = 2 * m.matmul_params * (1 + s.prefill_ratio) / _gemm_flops_rate(s)  # GEMM compute, s per sequence
+    per_seq = max(
         s.context * kv_bytes_per_token(m, s.kv_bytes) / bw,
-        s.context * attention_flops_per_token(m) / (s.gpu.bf16_flops * s.n_gpus),
-    )
+        s.context * attention_flops_per_token(m) / (attention_flops_rate_per_gpu(s) * s.n_gpus),
+    ) + (1 + s.prefill_ratio) * allreduce_per_seq_s(s)
     if budget <= a:
         return 0.0
-    b = (budget - a) / per_seq_attn  # GEMMs still memory-bound
+    b = (budget - a) / per_seq  # GEMMs still memory-bound
     if g * b <= a:
         return b
-    return budget / (g + per_seq_attn)  # GEMMs compute-bound
+    return budget / (g + per_seq)  # GEMMs compute-bound
 
 
 def slo_tokens(s: Scenario) -> int:
@@ -337,6 +417,9 @@ class Sizing:
             "weight_read_ms": st.weight_read_s * 1e3,
             "gemm_compute_ms": st.gemm_compute_s * 1e3,
             "attn_read_ms": st.attn_read_s * 1e3,
+            "attn_compute_ms": st.attn_compute_s * 1e3,
+            "allreduce_ms": st.allreduce_s * 1e3,
+            "attention_ridge": attention_ridge(self.scenario),
             "gemm_bound": st.gemm_bound,
             "attn_bound": st.attn_bound,
             "regime": st.regime,
@@ -428,8 +511,93 @@ def context_for_slo_tokens(s: Scenario, target_tokens: float) -> float:
     return a
 
 
+# ---------------------------------------------------------------- beyond one operating point
+
+
+def throughput_curve(s: Scenario, batches) -> list[tuple[float, float, float]]:
+    """(batch, step time s, node output tokens/s) along the latency-throughput curve."""
+    out = []
+    for b in batches:
+        t = step(s, b).total_s
+        out.append((b, t, b / t))
+    return out
+
+
+def replicas_slo_batch(s: Scenario, replicas: int) -> float:
+    """Sequences the node runs within the SLO when split into ``replicas`` independent
+    tensor-parallel groups of ``n_gpus / replicas`` GPUs each (every group holds all weights)."""
+    return replicas * slo_batch(s.with_(n_gpus=s.n_gpus // replicas))
+
+
+def replicas_pool_tokens(s: Scenario, replicas: int) -> int:
+    return replicas * kv_pool_tokens(s.with_(n_gpus=s.n_gpus // replicas))
+
+
+def prefill_compute_s(s: Scenario, prompt_tokens: float) -> float:
+    """GEMM compute time of prefilling one prompt alone on the node (a lower bound on TTFT)."""
+    return 2 * s.model.matmul_params * prompt_tokens / _gemm_flops_rate(s)
+
+
+def bw_eff_from_measured(achieved_bytes_per_s: float, g: GPU) -> float:
+    """The one definition of bandwidth efficiency: achieved over the datasheet peak."""
+    return achieved_bytes_per_s / g.hbm_bw
+
+
+# The record whose bandwidth gives the module's measured efficiency: the paged KV read with a
+# shuffled block table and vLLM's default 16-token blocks.
+ETA_RECORD = "C07/kv_read/shuffled_b16/cuda"
+
+
+# Search space of :func:`scenarios_reproducing`.
+SEARCH_MODELS = (LLAMA3_8B, LLAMA3_70B, LLAMA3_405B)
+SEARCH_GPUS = ("h100-sxm", "h200", "mi300x")
+SEARCH_GPU_COUNTS = (1, 2, 4, 8)
+SEARCH_FORMATS = ((2.0, 2.0, False), (1.0, 2.0, False), (2.0, 1.0, False), (1.0, 1.0, True),
+                  (1.0, 2.0, True))  # (weight bytes, KV bytes, W8A8)
+SEARCH_MEM_UTIL = tuple(round(0.80 + 0.01 * i, 2) for i in range(21))
+SEARCH_BW_EFF = tuple(round(0.60 + 0.05 * i, 2) for i in range(9))
+
+
+def scenarios_reproducing(pool: float, cap: float, tol: float = 0.02, context: int = 4096,
+                          slo_s: float = 0.030, need: str = "both") -> list[Scenario]:
+    """Every scenario of the search space whose KV pool and SLO cap are within ``tol`` of
+    ``pool`` and ``cap`` (``need="pool"``: the pool alone)."""
+    found = []
+    for m in SEARCH_MODELS:
+        for key in SEARCH_GPUS:
+            g = gpu_from_table(key)
+            for n in SEARCH_GPU_COUNTS:
+                for wb, kb, w8a8 in SEARCH_FORMATS:
+                    for u in SEARCH_MEM_UTIL:
+                        s = Scenario(model=m, gpu=g, n_gpus=n, weight_bytes=wb, kv_bytes=kb,
+                                     gemm_fp8=w8a8, context=context, slo_s=slo_s, mem_util=u)
+                        p = kv_pool_tokens(s)
+                        if abs(p - pool) > tol * pool:
+                            continue
+                        if need == "pool":
+                            found.append(s)
+                            continue
+                        for e in SEARCH_BW_EFF:
+                            se = s.with_(bw_eff=e)
+                            if abs(slo_tokens(se) - cap) <= tol * cap:
+                                found.append(se)
+    return found
+
+
 # The scenario the module is built on.
 SCENARIO = Scenario(model=LLAMA3_70B, gpu=H200, n_gpus=8, weight_bytes=2.0, kv_bytes=2.0,
                     context=4096, slo_s=0.030, mem_util=0.90, bw_eff=1.0, gemm_fp8=False)
-# The same node after fp8: W8A8 weight GEMMs on fp8 tensor cores, fp8 KV cache.
+# The four formats of the module, on the same node:
+# bf16 weights with an fp8 KV cache (the most common fp8 deployment),
+SCENARIO_KV8 = SCENARIO.with_(kv_bytes=1.0)
+# W8A8 weight GEMMs on fp8 tensor cores plus an fp8 KV cache,
 SCENARIO_FP8 = SCENARIO.with_(weight_bytes=1.0, kv_bytes=1.0, gemm_fp8=True)
+# weight-only fp8 (fp8 storage, bf16 tensor-core math) with a bf16 KV cache.
+SCENARIO_WO8 = SCENARIO.with_(weight_bytes=1.0)
+VARIANTS = {"bf16": SCENARIO, "kv8": SCENARIO_KV8, "w8a8": SCENARIO_FP8, "wo8": SCENARIO_WO8}
+
+
+def with_node_costs(s: Scenario, bw_eff: float) -> Scenario:
+    """The same scenario at a measured bandwidth efficiency, charging the ring all-reduces over
+    the GPU's link bandwidth."""
+    return s.with_(bw_eff=bw_eff, link_bw=s.gpu.link_bw)

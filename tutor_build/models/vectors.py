@@ -65,7 +65,9 @@ EXTRA: dict[str, list[dict[str, Any]]] = {
                            for m in (1, 4, 6, 8) for v in (1, 2)],
     "serving_sizing": [{"model": m, "device": d, "weights": w, "kv": k}
                        for m in SERVING_MODELS for d in hardware.DEVICE_KEYS
-                       for w in ("bf16", "fp8") for k in ("bf16", "fp8")]
+                       for w in ("bf16", "fp8", "fp8-weight-only") for k in ("bf16", "fp8")]
+    + [{"attention": r, "kv": "fp8", "allreduce": a} for r in ("tensor_tile", "tensor", "cuda")
+       for a in ("none", "ring")]
     + [{"n_gpus": 1}, {"context": 1048576}, {"slo_ms": 1}, {"bw_eff": 0.05, "n_gpus": 2}],
 }
 

@@ -11,6 +11,7 @@ from ..mdscan import FENCE_OPEN
 from ..model import SECTION_SPECS, Course, Module
 from .citations import Numberer, entry, sources_list
 from .curriculum import all_paths, fmt_hours, graph_svg, hours
+from .errata import errata_page, module_line
 from .glossary import glossary_page
 from .excerpts import code_page, code_page_path, download_path, rewrite_includes
 from .measured import Filler
@@ -87,7 +88,8 @@ def module_page(course: Course, m: Module, site: Site, existing: set[str] = froz
         f"**Track** [{m.track}: {track}](../tracks/{m.track}.md) · "
         f"**Hours** {fmt_hours(h.read)} reading + {fmt_hours(h.lab)} labs + {fmt_hours(h.drill)} drills = {fmt_hours(h.total)} · "
         f"**Prerequisites** {prerequisites_line(course, m)}"
-        + (f" · **Concept player** [{m.player.replace('-', ' ').capitalize()}](../players/{m.player}.md)" if m.player else ""),
+        + (f" · **Concept player** [{m.player.replace('-', ' ').capitalize()}](../players/{m.player}.md)" if m.player else "")
+        + (f" · {module_line(m)}" if m.errata else ""),
         "",
         f'<nav class="tutor-outline" aria-label="Sections of {m.id}" markdown>**In this module:** {outline}</nav>', "",
     ]
@@ -269,6 +271,7 @@ def render_site(course: Course, hand_written: set[str] = frozenset()) -> Site:
     site.pages["references.md"] = references_page(course)
     if course.glossary:
         site.pages["glossary.md"] = glossary_page(course)
+    site.pages["errata.md"] = errata_page(course)
     site.pages["curriculum.md"] = curriculum_page(course)
     sheet_pages(course, site)
     site.assets["assets/generated/course-data.js"] = course_data(course)

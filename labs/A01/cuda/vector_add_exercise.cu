@@ -1,4 +1,4 @@
-// A01 vector_add, exercise: write the kernel. The worked solution is vector_add.cu.
+// A01 vector_add, exercise: write the kernel. The worked solution is vector_add.cu.  // vendor-specific
 //   build: nvcc -O3 -std=c++17 -arch=sm_90a -I labs/common/cuda labs/A01/cuda/vector_add_exercise.cu -o vector_add  // vendor-specific
 //   run:   ./vector_add           checks the kernel at several sizes, odd ones included
 //          ./vector_add --bench   bandwidth at 2^28 elements (3 GiB of traffic), with the copy ceiling

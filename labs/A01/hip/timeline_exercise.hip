@@ -1,4 +1,4 @@
-// A01 timeline, exercise: write the kernel and time it honestly. The solution is timeline.cu.
+// A01 timeline, exercise: write the kernel and time it honestly. The solution is timeline.hip.  // vendor-specific
 // A beginner's vector add: create the context, allocate, copy in from ordinary (pageable)
 // host memory, run the kernel, copy back, free. Each phase is timed with the host's wall
 // clock; the kernel is also timed alone with device events. Compare the kernel with the total.

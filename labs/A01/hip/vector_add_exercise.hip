@@ -1,4 +1,4 @@
-// A01 vector_add, exercise: write the kernel. The worked solution is vector_add.cu.
+// A01 vector_add, exercise: write the kernel. The worked solution is vector_add.hip.  // vendor-specific
 //   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/A01/hip/vector_add_exercise.hip -o vector_add  // vendor-specific
 //   run:   ./vector_add           checks the kernel at several sizes, odd ones included
 //          ./vector_add --bench   bandwidth at 2^28 elements (3 GiB of traffic), with the copy ceiling

@@ -44,6 +44,11 @@ CANDIDATES = [dict(BM=64, BN=64, num_warps=8), dict(BM=64, BN=64, num_warps=4), 
               dict(BM=64, BN=128, num_warps=8), dict(BM=128, BN=128, num_warps=16), dict(BM=32, BN=128, num_warps=4)]
 
 
+def shape_name(cfg: dict) -> str:
+    """The record variant of one candidate, e.g. shape_64x64_w8 (BM x BN, warps)."""
+    return f"shape_{cfg['BM']}x{cfg['BN']}_w{cfg['num_warps']}"
+
+
 def transpose(x: torch.Tensor, y: torch.Tensor, variant: str) -> None:
     M, N = x.shape
     assert M * N < 2**31, "32-bit offsets"
@@ -66,15 +71,18 @@ def bench(M: int, N: int) -> None:
     x = tutor_lab.rand(M, N)
     y = torch.empty(N, M, device=tutor_lab.DEVICE)
     ceiling = tutor_lab.copy_ceiling(4 * M * N)
+    traffic = 8 * M * N
     timings = []
-    for cfg in CANDIDATES:
+    for cfg in CANDIDATES:  # each candidate is recorded too, so the spread of the tuning is on record
         CONFIGS["best"] = cfg
-        timings.append((tutor_lab.median_ms(lambda: transpose(x, y, "best")), cfg))
+        ms = tutor_lab.median_ms(lambda: transpose(x, y, "best"))
+        timings.append((ms, cfg))
+        tutor_lab.measure("transpose", shape_name(cfg), "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s",
+                          ceiling, traffic, ms)
     CONFIGS["best"] = min(timings, key=lambda t: t[0])[1]
-    print(f"best of {len(CANDIDATES)} shapes: {CONFIGS['best']}", file=sys.stderr)
+    print(f"best of {len(CANDIDATES)} shapes: {shape_name(CONFIGS['best'])}", file=sys.stderr)
     for variant in CONFIGS:
         ms = tutor_lab.median_ms(lambda: transpose(x, y, variant))
-        traffic = 8 * M * N
         tutor_lab.measure("transpose", variant, "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s",
                           ceiling, traffic, ms)
 

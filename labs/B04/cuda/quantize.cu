@@ -61,6 +61,20 @@ __global__ void quantize_tensor(const float* x, uint8_t* q, size_t n, float scal
   if (WithAmax) block_max_to_global(m, amax_bits);
 }
 
+// The per-tensor cast with the GPU's own conversion: the loads and stores of quantize_tensor,
+// two hardware conversions of two elements each in place of four calls to fp8_encode.
+__global__ void quantize_tensor_hw(const float* x, uint8_t* q, size_t n, float scale) {
+  const size_t n4 = n / 4;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    reinterpret_cast<uint32_t*>(q)[i] =
+        hw_encode2(v.x * scale, v.y * scale) | hw_encode2(v.z * scale, v.w * scale) << 16;
+  }
+  const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;  // the last n % 4 elements
+  if (t < n - 4 * n4) q[4 * n4 + t] = (uint8_t)hw_encode2(x[4 * n4 + t] * scale, 0.0f);
+}
+
 // OCP MX with E4M3 elements: 8 threads share a block of 32 elements (4 each). The block's amax
 // comes from a butterfly over those 8 lanes; the scale is the power of two 2^(floor(log2 amax) - 8),
 // 8 being the exponent of the largest E4M3 value (448 = 1.75 * 2^8). Elements are saturated.
@@ -112,6 +126,10 @@ unsigned grid_for(size_t work) {
   return (unsigned)std::max<size_t>(1, std::min<size_t>((work + kThreads - 1) / kThreads, 8192));
 }
 
+// The last variant is the hardware conversion to the format this GPU has (kHwFmt).
+const std::vector<std::string> kVariants = {"amax", "tensor_e4m3", "tensor_e4m3fnuz", "delayed_e4m3",
+                                            "mxfp8_e4m3", std::string("tensor_") + kFmtName[kHwFmt] + "_hw"};
+
 void launch(const std::string& v, const float* x, uint8_t* q, uint8_t* s, size_t n, float scale,
             unsigned* amax) {
   const unsigned g = grid_for(n / 4 + 4);
@@ -119,14 +137,13 @@ void launch(const std::string& v, const float* x, uint8_t* q, uint8_t* s, size_t
   if (v == "tensor_e4m3") quantize_tensor<E4M3, false><<<g, kThreads>>>(x, q, n, scale, amax);
   if (v == "tensor_e4m3fnuz") quantize_tensor<E4M3FNUZ, false><<<g, kThreads>>>(x, q, n, scale, amax);
   if (v == "delayed_e4m3") quantize_tensor<E4M3, true><<<g, kThreads>>>(x, q, n, scale, amax);
+  if (v == kVariants.back()) quantize_tensor_hw<<<g, kThreads>>>(x, q, n, scale);
   if (v == "mxfp8_e4m3") {
     const size_t threads = (n + 31) / 32 * 8;  // 8 per block of 32
     quantize_mx<<<(unsigned)((threads + kThreads - 1) / kThreads), kThreads>>>(x, q, s, n);
   }
 }
 
-const char* const kVariants[] = {"amax", "tensor_e4m3", "tensor_e4m3fnuz", "delayed_e4m3",
-                                 "mxfp8_e4m3"};
 
 bool check_equal(const char* variant, size_t n, const std::vector<uint8_t>& got,
                  const std::vector<uint8_t>& want, uint64_t seed) {
@@ -149,7 +166,7 @@ void verify(const std::string& v, size_t n, uint64_t seed) {
   std::mt19937_64 gen(seed + n);
   for (size_t i = 0; i < n / 97; ++i) x[gen() % n] *= (gen() & 1) ? 40.0f : 1e-4f;
   const float amax = ref_amax(x);
-  const int f = v == "tensor_e4m3fnuz" ? E4M3FNUZ : E4M3;
+  const int f = v == "tensor_e4m3fnuz" ? E4M3FNUZ : v == kVariants.back() ? kHwFmt : E4M3;
   const float scale = (f == E4M3 ? 448.0f : 240.0f) / amax;
   const size_t nscales = (n + 31) / 32;
   std::vector<uint8_t> want(n), got(n), want_s(nscales), got_s(nscales);
@@ -215,12 +232,12 @@ int main(int argc, char** argv) {
   tutor::Args args = tutor::parse_args(argc, argv);
   if (args.bench) {
     const tutor::Ceiling ceiling = tutor::copy_ceiling();
-    for (const char* v : kVariants) bench(v, size_t(1) << 28, ceiling);
+    for (const std::string& v : kVariants) bench(v, size_t(1) << 28, ceiling);
     return tutor::finish("quantize");
   }
   std::vector<size_t> sizes = {1, 31, 33, 4099, (size_t(1) << 22) + 7};
   if (args.quick) sizes.pop_back();
-  for (const char* v : kVariants)
+  for (const std::string& v : kVariants)
     for (size_t n : sizes) verify(v, n, args.seed);
   return tutor::finish("quantize");
 }

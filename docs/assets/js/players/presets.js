@@ -72,6 +72,7 @@
    "hbm_bytes": 141000000000.0,
    "hbm_bw": 4800000000000.0,
    "link_bw": 450000000000.0,
+   "pcie_bw": 64000000000.0,
    "peak": {
     "fp64": 67000000000000.0,
     "fp32": 67000000000000.0,
@@ -96,6 +97,7 @@
     "hbm_bytes": "nvidia-h200-datasheet",
     "hbm_bw": "nvidia-h200-datasheet",
     "link_bw": "nvidia-h200-datasheet",
+    "pcie_bw": "nvidia-h100-whitepaper",
     "peak.fp64": "nvidia-h200-datasheet",
     "peak.fp32": "nvidia-h200-datasheet",
     "peak.tf32": "nvidia-h200-datasheet",
@@ -752,10 +754,11 @@
     "kind": "choice",
     "choices": [
      "bf16",
-     "fp8"
+     "fp8",
+     "fp8-weight-only"
     ],
     "default": "bf16",
-    "label": "Weights and GEMMs"
+    "label": "Weights and GEMMs (fp8 = W8A8; weight-only = fp8 storage, bf16 math)"
    },
    "kv": {
     "kind": "choice",
@@ -792,7 +795,26 @@
     "min": 0.05,
     "max": 1,
     "default": 1,
-    "label": "Achieved / peak bandwidth"
+    "label": "Achieved / datasheet bandwidth"
+   },
+   "attention": {
+    "kind": "choice",
+    "choices": [
+     "tensor_tile",
+     "tensor",
+     "cuda"
+    ],
+    "default": "tensor_tile",
+    "label": "Attention roof (tensor cores, group rows of a 64-row tile; full; CUDA cores)"
+   },
+   "allreduce": {
+    "kind": "choice",
+    "choices": [
+     "none",
+     "ring"
+    ],
+    "default": "none",
+    "label": "Tensor-parallel all-reduces (ring over the link bandwidth)"
    }
   }
  },

@@ -168,6 +168,18 @@ CASES = [
     ("abbreviation-defined-on-the-page", lambda r: edit(r, "glossary.yml", '"term": "HBM"', '"term": "HBMx"')
      or edit(r, f"{A01}/1-analogy.md", "A careful", "High Bandwidth Memory (HBM) is a careful"),
      {(f"{A02}/3-silicon.md", 3, "E112")}),
+    ("erratum-incomplete", lambda r: write(r, f"{A01}/errata.yml", "- date: 1 December\n  section: 2-first-principles\n  wrong: It said 2.\n"),
+     {(f"{A01}/errata.yml", 1, "E114")}),
+    ("erratum-unknown-place", lambda r: write(r, f"{A01}/errata.yml",
+        "- date: 2026-12-01\n  section: appendix\n  wrong: It said 2.\n  right: It is 3.\n"),
+     {(f"{A01}/errata.yml", 1, "E114")}),
+    ("erratum-unknown-citation", lambda r: write(r, f"{A01}/errata.yml",
+        "- date: 2026-12-01\n  section: cards\n  wrong: It said 2.\n  right: It is 3.\n  cite: [nowhere]\n"),
+     {(f"{A01}/errata.yml", 1, "E601")}),
+    ("profile-unknown-lab", lambda r: write(r, "labs/A01/profile.yml",
+        "- lab: vec\n  kernel: add\n  metrics: [lts__t_sectors_op_read.sum]\n"
+        "- lab: nope\n  kernel: add kernel\n  metrics: []\n"),
+     {("labs/A01/profile.yml", 4, "E513")}),
     ("glossary-not-a-list", lambda r: write(r, "glossary.yml", "HBM: memory\n"),
      {("glossary.yml", 1, "E113")}, "subset"),
     ("glossary-term-twice", lambda r: edit(r, "glossary.yml", '"term": "TB"', '"term": "HBM"'),

@@ -145,3 +145,48 @@ def test_every_command_a_module_page_suggests_is_one_the_cli_accepts():
         args = command.split()[1:] + ["--help"]
         done = subprocess.run([sys.executable, "-m", "tutor_build.cli", *args], capture_output=True, text=True, cwd=ROOT)
         assert done.returncode == 0, f"{command}: {done.stderr[-400:]}"
+
+
+# ---------------------------------------------------------------- errata and profiler counters
+def test_the_errata_page_lists_every_correction_and_each_module_links_its_own():
+    from tutor_build.load import load_course
+    from tutor_build.render.errata import anchor
+    from tutor_build.render.pages import render_site
+
+    course, _ = load_course(ROOT)
+    site = render_site(course)
+    page = site.pages["errata.md"]
+    corrected = [m for m in course.modules if m.errata]
+    assert corrected, "the course has corrections: modules/<ID>/errata.yml"
+    for m in corrected:
+        assert f"{{ #{anchor(m)} }}" in page
+        assert page.count("- **Was:**") >= len(m.errata)
+        for e in m.errata:
+            assert f"- **Was:** {e.wrong}" in page and f"- **Now:** {e.right}" in page
+        assert f"[{len(m.errata)} listed in the errata](../errata.md#{anchor(m)})" in site.pages[m.page_path]
+    assert page.count("- **Was:**") == sum(len(m.errata) for m in corrected)
+    uncorrected = [m for m in course.modules if not m.errata]
+    assert all("listed in the errata" not in site.pages[m.page_path] for m in uncorrected)
+
+
+def test_nsight_compute_csv_is_read_by_column_name_and_counters_read_as_plurals():
+    from tutor_build.labs.profile import parse_csv
+    from tutor_build.model import Measurement
+    from tutor_build.render.measured import unit_of
+
+    text = ('==PROF== Connected to process 1\n{"event": "check"}\n'
+            '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","naive_row(const float *, float *, int, int)","Command line profiler metrics",'
+            '"lts__t_requests_srcunit_tex_op_write.sum","request","268,435,456"\n'
+            '"0","naive_row(const float *, float *, int, int)","Command line profiler metrics",'
+            '"lts__t_sectors_srcunit_tex_op_write.sum","sector","n/a"\n')
+    assert parse_csv(text) == {"lts__t_requests_srcunit_tex_op_write.sum":
+                               (268435456.0, "request", "naive_row(const float *, float *, int, int)")}
+
+    def rec(value, unit, kind):
+        return Measurement(key="k", metric="m", value=value, unit=unit, gpu="g", toolkit="t", date="d",
+                           ceiling_name="", ceiling_value=0.0, ceiling_unit=unit, source=(), source_sha256="",
+                           local=False, ref=SourceRef("x", 1), raw={"kind": kind} if kind else {})
+    assert unit_of(rec(268435456, "request", "counter")) == "requests"
+    assert unit_of(rec(1, "sector", "counter")) == "sector"
+    assert unit_of(rec(3.0, "GB/s", None)) == "GB/s"

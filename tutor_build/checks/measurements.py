@@ -14,7 +14,11 @@ PAIR_FUNCS = ("ratio", "share")
 
 
 def check(course: Course) -> list[Diagnostic]:
+    from ..labs import profile
+
     out: list[Diagnostic] = []
+    for m in course.modules:  # labs/<MODULE>/profile.yml: the counters `tutor labs profile` records (E513)
+        out += profile.load(course.root, m.id, {lab.name for lab in m.labs})[1]
     keys = {m.key for m in course.measurements if not m.local}
     texts = [(s.path, s.text) for m in course.modules for s in m.sections] + [(s.path, s.text) for s in course.sheets]
     for path, text in texts:

@@ -107,7 +107,9 @@ def test_a02_ladder_runs_in_the_labs_order_with_human_labels(course):
     labels = bar_labels(svg)
     assert labels == ["naive, coalesced reads, strided writes", "naive, strided reads, coalesced writes",
                       "32 × 32 shared-memory tile, bank conflicts", "tile padded to 33 columns, no conflicts",
-                      "best (64 × 64 tile, 16-byte accesses)", "32 × 32 tile, 4 warps", "best (64 × 64 tile, 16-byte accesses)"]
+                      "best (64 × 64 tile, 16-byte accesses)", "32 × 32 tile, 4 warps", "best (64 × 64 tile, 16-byte accesses)"] + [
+                      f"candidate, {tile} tile, {warps} warps" for tile, warps in
+                      (("64 × 64", 8), ("64 × 64", 4), ("128 × 64", 8), ("64 × 128", 8), ("128 × 128", 16), ("32 × 128", 4))]
     all_text = " ".join(texts(svg))
     assert all_text.index("CUDA") < all_text.index("Triton")
     for raw in ("naive_row", "tiled_padded", "best/cuda", "/triton"):

@@ -190,3 +190,23 @@ def test_nsight_compute_csv_is_read_by_column_name_and_counters_read_as_plurals(
     assert unit_of(rec(268435456, "request", "counter")) == "requests"
     assert unit_of(rec(1, "sector", "counter")) == "sector"
     assert unit_of(rec(3.0, "GB/s", None)) == "GB/s"
+
+
+def test_search_text_keeps_each_identifier_once_per_section():
+    from tutor_build.render.searchtext import plain_code
+
+    page = ('<h2 id="a">Lab</h2><pre><span>cudaMalloc</span>(&amp;x, n); kernel&lt;&lt;&lt;g, b&gt;&gt;&gt;(x)</pre>'
+            '<pre>hipMalloc(&amp;x, n); kernel(x)</pre><h2 id="b">Next</h2><pre>cudaMalloc(x)</pre>')
+    out = plain_code(page)
+    blocks = [b.split() for b in __import__("re").findall(r"<pre>(.*?)</pre>", out)]
+    assert blocks == [["cudaMalloc", "kernel"], ["hipMalloc"], ["cudaMalloc"]]
+
+
+def test_highlighting_keeps_only_the_spans_that_colour_something():
+    from tutor_build.render.highlight_cache import lighter
+
+    code = ('<span class="kt">float</span><span class="w"> </span><span class="n">x</span>'
+            '<span class="w"> </span><span class="o">=</span><span class="w"> </span><span class="mf">1.0f</span>'
+            '<span class="p">;</span><span class="nf">f</span>')
+    assert lighter(code) == ('<span class="kt">float</span> x <span class="o">=</span> <span class="mf">1.0f</span>'
+                             '<span class="p">;</span><span class="nf">f</span>')

@@ -27,6 +27,7 @@ CONTEXT = {
     ("number_formats", "saturate"): "value=1000",
     ("where_time_goes", "link_gbps"): "host_memory=pinned",
     ("coalescing", "tile"): "tile=16",
+    ("serving_sizing", "attention"): "kv=fp8",  # with a bf16 cache attention is memory-bound on every roof
 }
 BAD = re.compile(r"\bNaN\b|undefined|Infinity|\bnull\b")
 FRAME_MS = 16.0

@@ -455,7 +455,7 @@ def test_triton_best_is_the_fastest_candidate_timed_again(recs):
     assert len(run) == 1, "the candidates and best come from one run"
     assert 0.95 * max(shapes.values()) <= best <= 1.05 * max(shapes.values()), (best, shapes)
     assert best >= value(recs, "simple", "triton") * 0.97
-    states("A02", "fastest of these rows timed once more", near="The `best` row of the ladder")
+    states("A02", "fastest of these rows (64 x 64 with 8 warps in this run) timed once", near="The `best` row of the ladder")
     for s in shapes:
         states("A02", f'measured("A02/transpose/{s}/triton")', near="| Triton candidate: tile, warps |")
 
@@ -507,3 +507,18 @@ def test_profiler_counters_match_the_derived_l2_traffic(recs):
     para = states("A02", f"$2^{{{elements.bit_length() - 1}}}$ read requests", near="with no reuse the L2")
     assert f"$2^{{{sectors.bit_length() - 1}}}$" in para and "7 warps" in para
     assert NAIVE_THREADS // WARP - 1 == 7
+
+
+def test_the_named_fastest_and_slowest_triton_candidates_are_the_records(recs):
+    """The page names the fastest and the slowest tuning candidate of the run: a re-bench that changes the
+    order fails here until the prose follows."""
+    shapes = {k.split("/")[2]: r["value"] for k, r in recs.items()
+              if k.startswith("A02/transpose/shape_") and k.endswith("/triton")}
+    assert len(shapes) == 6
+    fastest, slowest = max(shapes, key=shapes.get), min(shapes, key=shapes.get)
+    para = states("A02", "64 x 64 with 8 warps in this run", near="timed once")
+    assert fastest == "shape_64x64_w8" and f'share("A02/transpose/best/triton", "A02/transpose/{fastest}/triton")' in para
+    assert slowest == "shape_32x128_w4" and "slowest candidate (32 x 128, 4 warps)" in para
+    best = recs["A02/transpose/best/triton"]["value"]
+    assert best < shapes[fastest]  # "came out at ... of that candidate's first timing": below it, this run
+    assert sum(v > best for v in shapes.values()) >= 4  # "slower than most of the candidates"

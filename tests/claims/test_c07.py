@@ -206,6 +206,11 @@ def test_attention_roofs():
     # vLLM's rule: tensor cores when the group exceeds 4
     assert HQ // HKV > 4
     states(ID, "larger than 4", near="FlashInfer backend")
+    largest_cuda_core_group = 4  # vLLM uses the CUDA-core path for groups of 4 or less
+    small = 2 * largest_cuda_core_group / 1  # fp8 cache, 1 byte per element
+    assert small < cuda  # memory-bound where vLLM does run on CUDA cores
+    states(ID, f"at most {small:.0f} FLOP/byte even with", near="group of 4 or less")
+    states(ID, "not a measured one", near="lowest tensor-core ridge")
     # the model: attention on CUDA cores over an fp8 cache is compute-bound, on the tile it is not
     assert sv.step(sv.SCENARIO_KV8.with_(attn_roof="cuda"), 500).attn_bound == "compute"
     assert sv.step(sv.SCENARIO_KV8, 500).attn_bound == "memory"

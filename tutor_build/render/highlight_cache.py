@@ -6,14 +6,25 @@ from __future__ import annotations
 import functools
 import hashlib
 import pickle
+import re
 from pathlib import Path
 
 _SIMPLE = (str, int, float, bool, type(None), tuple)
+VERSION = "2"  # bump when what is stored changes (2: unstyled spans unwrapped)
+
+# Pygments wraps every whitespace run (`w`) and every plain name (`n`) in a span of its own. Material styles
+# neither differently from the code around it (`.w` has no rule; `--md-code-hl-name-color` is the code's own
+# colour in both schemes), and the two are half of a lab page's highlighted bytes.
+_UNSTYLED = re.compile(r'<span class="[wn]">([^<]*)</span>')
+
+
+def lighter(highlighted: str) -> str:
+    return _UNSTYLED.sub(r"\1", highlighted)
 
 
 def _key(highlighter, args, kwargs) -> str:
     settings = sorted((k, v) for k, v in vars(highlighter).items() if isinstance(v, _SIMPLE))
-    text = repr((args, sorted(kwargs.items()), settings))
+    text = repr((VERSION, args, sorted(kwargs.items()), settings))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -40,6 +51,8 @@ def install(cache_dir: Path) -> None:
             except (OSError, pickle.PickleError, EOFError):
                 pass
         result = original(self, *args, **kwargs)
+        if isinstance(result, str):
+            result = lighter(result)
         memory[key] = result
         try:
             path.parent.mkdir(exist_ok=True)

@@ -266,3 +266,17 @@ def test_all_errors_are_reported_in_one_run(course_dir):
         mutate(course_dir)
     codes = {code for _, _, code in diagnose(course_dir)}
     assert {"E001", "E104"} <= codes  # a broken module.yml does not hide the other module's problem
+
+
+def test_a_plot_that_cannot_be_drawn_is_named_at_its_placeholder(course_dir, monkeypatch):
+    """E512: the drawing refuses (labels that overlap, text too small); the check names the placeholder.
+    The refusals themselves are tested in tests/test_plots.py; here the plot code is made to refuse."""
+    from tutor_build.render import plots
+
+    def refuse(course, prefix):
+        raise plots.PlotError(f"labels of {prefix} overlap: 'a' and 'b'")
+
+    monkeypatch.setattr(plots, "bar_chart", refuse)
+    found = diagnose(course_dir)
+    assert (f"{A01}/5-performance.md", 6, "E512") in found
+    assert {code for _, _, code in found} == {"E512"}

@@ -329,3 +329,21 @@ def test_an_exercise_that_fails_again_is_no_longer_done(scratch_course):
         assert "A01/vector_add/triton" not in progress.load(scratch_course)
     finally:
         (scratch_course / progress.PROGRESS).unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+def test_an_untouched_exercise_says_its_todos_are_the_cause(scratch_course, tmp_path):
+    """The hints of an untouched exercise describe the placeholder code; the report says so first, and stops
+    saying it once the learner has edited the file."""
+    need_triton()
+    repo = tmp_path / "checkout"
+    shutil.copytree(scratch_course, repo)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "course"]):
+        subprocess.run(git + cmd, cwd=repo, check=True, capture_output=True)
+    rel = "labs/A01/triton/vector_add_exercise.py"
+    done = tutor("labs", "verify", "A01", "vector_add", "--vendor", "triton", "--exercise", "--root", str(repo), root=repo)
+    assert done.returncode == 1 and f"{rel} is as the course ships it" in done.stdout + done.stderr
+    (repo / rel).write_text((repo / rel).read_text() + "\n# my edit\n")
+    done = tutor("labs", "verify", "A01", "vector_add", "--vendor", "triton", "--exercise", "--root", str(repo), root=repo)
+    assert done.returncode == 1 and "as the course ships it" not in done.stdout + done.stderr

@@ -188,6 +188,8 @@ def test_nsight_compute_csv_is_read_by_column_name_and_counters_read_as_plurals(
                            ceiling_name="", ceiling_value=0.0, ceiling_unit=unit, source=(), source_sha256="",
                            local=False, ref=SourceRef("x", 1), raw={"kind": kind} if kind else {})
     assert unit_of(rec(268435456, "request", "counter")) == "requests"
+    assert unit_of(rec(8388608, "inst", "counter")) == "instructions"
+    assert unit_of(rec(275456177, "count", "counter")) == ""
     assert unit_of(rec(1, "sector", "counter")) == "sector"
     assert unit_of(rec(3.0, "GB/s", None)) == "GB/s"
 
@@ -210,3 +212,17 @@ def test_highlighting_keeps_only_the_spans_that_colour_something():
             '<span class="p">;</span><span class="nf">f</span>')
     assert lighter(code) == ('<span class="kt">float</span> x <span class="o">=</span> <span class="mf">1.0f</span>'
                              '<span class="p">;</span><span class="nf">f</span>')
+
+
+def test_the_profiled_kernel_is_matched_by_name_with_or_without_template_arguments(tmp_path):
+    import re
+
+    from tutor_build.labs.profile import Counters, ncu_command
+
+    c = Counters("B04", "fp8_codec", "encode_kernel", 3, ("--bench",), ("smsp__inst_executed.sum",), 1)
+    cmd = ncu_command("./build/x", c, tmp_path / "log.csv")
+    assert cmd[:4] == ["ncu", "--csv", "--clock-control", "none"]
+    pattern = cmd[cmd.index("-k") + 1].removeprefix("regex:")
+    assert re.match(pattern, "encode_kernel<0>") and re.match(pattern, "encode_kernel")
+    assert not re.match(pattern, "encode_kernel_hw") and not re.match(pattern, "hw_encode_kernel")
+    assert cmd[cmd.index("--launch-skip") + 1] == "3" and cmd[-2:] == ["./build/x", "--bench"]

@@ -43,8 +43,10 @@ def number(value: float) -> str:
 def expected(func: str, args: tuple[str, ...]) -> list[str]:
     if func in ("measured", "value"):
         r = RECORDS[args[0]]
-        plural = r.get("kind") == "counter" and r["value"] != 1 and not r["unit"].endswith("s")
-        out = [f"{number(r['value'])} {r['unit']}{'s' if plural else ''}"]  # 268,435,456 requests
+        unit = r["unit"]
+        if r.get("kind") == "counter" and r["value"] != 1:  # 268,435,456 requests; a bare "count" has no word
+            unit = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": ""}.get(unit, unit + "s")
+        out = [f"{number(r['value'])} {unit}".strip()]
         c = r["ceiling"]
         if func == "measured" and c["unit"] == r["unit"] and c["value"]:
             out.append(f"{100 * r['value'] / c['value']:.0f}% of the {number(c['value'])} {c['unit']} {c['name']}")

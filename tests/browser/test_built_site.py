@@ -53,6 +53,18 @@ def test_search_index_size_and_identifiers(site_dir):
     assert "<mrow>" not in text and "<mi>" not in text
 
 
+@pytest.mark.parametrize("name", MODULES)
+def test_no_prose_turned_into_a_code_block(site_dir, name):
+    """A paragraph indented four spaces where Markdown no longer sees a list becomes a plain-text code block,
+    its backticks and bold shown literally; the course writes code in fenced blocks, so Markdown syntax in
+    a text block is such an accident."""
+    import html as htmllib
+
+    for m in re.finditer(r'<div class="language-text highlight"><pre>(.*?)</pre>', _html(site_dir, f"modules/{name}"), re.S):
+        body = htmllib.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
+        assert not ("`" in body or "](" in body or "**" in body), f"{name}: prose shown as code: {body[:200]}"
+
+
 def test_no_raw_tex_in_any_page(site_dir):
     found = {str(p.relative_to(site_dir)): raw_tex(p.read_text(encoding="utf-8")) for p in _pages(site_dir)}
     assert not {k: v for k, v in found.items() if v}

@@ -369,7 +369,7 @@ def test_lab_steps_ask_for_what_the_exercise_asks():
     (text,) = sources("A02", "4-labs.md").values()
     assert "**Read the two naive kernels**" not in text
     states("A02", "**Write the two naive kernels** (`TODO 1` and `TODO 2`)", near="Write the two naive kernels")
-    states("A02", "All five kernels", near="the driver (`launch`, the check")
+    states("A02", "all five kernels", near="the driver (`launch`, the check")
 
 
 # =============================================================================================
@@ -522,3 +522,19 @@ def test_the_named_fastest_and_slowest_triton_candidates_are_the_records(recs):
     best = recs["A02/transpose/best/triton"]["value"]
     assert best < shapes[fastest]  # "came out at ... of that candidate's first timing": below it, this run
     assert sum(v > best for v in shapes.values()) >= 4  # "slower than most of the candidates"
+
+
+def test_profiler_counts_the_bank_conflict_passes(recs):
+    """Shared-memory load instructions and the passes (wavefronts) they took, from labs/A02/profile.yml: the
+    same 2^23 warp loads in both tiled kernels, about 32 passes each in `tiled`, about 1 in `tiled_padded`."""
+    def counter(kernel, metric):
+        return recs[f"A02/transpose/{kernel}.{metric}/cuda"]["value"]
+
+    loads, passes = "smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+    warp_loads = BENCH_M * BENCH_N // WARP
+    assert counter("tiled", loads) == counter("tiled_padded", loads) == warp_loads
+    per_tiled, per_padded = counter("tiled", passes) / warp_loads, counter("tiled_padded", passes) / warp_loads
+    assert BANKS <= per_tiled < 1.05 * BANKS and 1 <= per_padded < 1.2
+    para = states("A02", f"took {per_tiled:.1f} passes each", near="Both kernels issue the same")
+    assert f"the {BANKS} the derivation predicts" in para and f"took {per_padded:.2f}." in para
+    assert f"$2^{{{(BENCH_M * BENCH_N).bit_length() - 1}}} / {WARP} = 2^{{{warp_loads.bit_length() - 1}}}$" in para

@@ -22,7 +22,7 @@ MUTANTS = [
     ("value-shown-as-its-ceiling", "tutor_build/render/measured.py",
      "return fmt_value(rec.value, unit_of(rec))", "return fmt_value(rec.ceiling_value, unit_of(rec))", RENDERED),
     ("counter-unit-singular", "tutor_build/render/measured.py",
-     "        return m.unit + \"s\"\n", "        return m.unit\n", RENDERED),
+     "COUNTER_UNITS = {\"request\": \"requests\",", "COUNTER_UNITS = {\"request\": \"request\",", RENDERED),
     ("errata-link-dropped", "tutor_build/render/pages.py",
      "+ (f\" · {module_line(m)}\" if m.errata else \"\")", "", ["tests/test_render_pages.py", "-k", "errata"]),
     ("percent-of-ceiling-inverted", "tutor_build/model.py",

@@ -76,7 +76,7 @@ def load(root: Path, module: str, labs: set[str]) -> tuple[list[Counters], list[
 
 def ncu_command(binary: str, c: Counters, log: Path) -> list[str]:
     # --clock-control none: the GPU keeps its own clocks, as in every other measurement of the course
-    return ["ncu", "--csv", "--clock-control", "none", "--log-file", str(log), "--metrics", ",".join(c.metrics), "-k", f"regex:^{c.kernel}$",
+    return ["ncu", "--csv", "--clock-control", "none", "--log-file", str(log), "--metrics", ",".join(c.metrics), "-k", f"regex:^{c.kernel}(<|$)",
             "--launch-skip", str(c.launch_skip), "--launch-count", "1", binary, *c.args]
 
 

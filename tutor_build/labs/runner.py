@@ -140,7 +140,23 @@ def run(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = False
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout, env=_env(root, target, tools))
     except subprocess.TimeoutExpired:
         return Outcome(target, False, detail=f"timed out after {timeout} s: {' '.join(cmd)}")
-    return judge(target, exercise, done.returncode, done.stdout, done.stderr, bench)
+    outcome = judge(target, exercise, done.returncode, done.stdout, done.stderr, bench)
+    if exercise and not outcome.ok and untouched(root, target.source(exercise=True)):
+        outcome.detail = (f"{target.source(exercise=True)} is as the course ships it: its checks fail until its TODOs "
+                          f"are done, so the hints below describe the placeholder code, not a mistake of yours. "
+                          f"Start with `tutor labs hint {target.module} {target.lab} --vendor {target.vendor}`.\n"
+                          + outcome.detail)
+    return outcome
+
+
+def untouched(root: Path, rel: str) -> bool:
+    """Whether the file is exactly as committed (false outside a git checkout, or when git is missing)."""
+    try:
+        done = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", rel], cwd=root, capture_output=True, timeout=30)
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and tracked.returncode == 0
 
 
 def judge(target: LabTarget, exercise: bool, returncode: int, stdout: str, stderr: str, bench: bool = False) -> Outcome:

@@ -27,10 +27,14 @@ def fmt_value(value: float, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
+# Nsight Compute's units as a reader says them of a count other than one ("count" needs no word).
+COUNTER_UNITS = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": ""}
+
+
 def unit_of(m: Measurement) -> str:
     """A profiler counter's unit as a reader says it: Nsight Compute's "request" counts 268,435,456 requests."""
-    if m.raw.get("kind") == "counter" and m.value != 1 and not m.unit.endswith("s"):
-        return m.unit + "s"
+    if m.raw.get("kind") == "counter" and m.value != 1:
+        return COUNTER_UNITS.get(m.unit, m.unit if m.unit.endswith("s") else m.unit + "s")
     return m.unit
 
 

@@ -180,6 +180,14 @@ CASES = [
         "- lab: vec\n  kernel: add\n  metrics: [lts__t_sectors_op_read.sum]\n"
         "- lab: nope\n  kernel: add kernel\n  metrics: []\n"),
      {("labs/A01/profile.yml", 4, "E513")}),
+    ("record-beats-its-ceiling", lambda r: edit(r, "measurements/h200.jsonl", '"value": 3000.0', '"value": 4500.0'),
+     {("measurements/h200.jsonl", 1, "W706")}),
+    ("beyond-ceiling-explained", lambda r: edit(r, "measurements/h200.jsonl", '"value": 3000.0', '"value": 4500.0')
+     or write(r, "measurements/beyond-ceiling.yml", "A01/vec/kernel/cuda: a read-only stream set beside a copy that also writes\n"),
+     set()),
+    ("beyond-ceiling-stale-or-unexplained", lambda r: write(r, "measurements/beyond-ceiling.yml",
+        "A01/vec/gone/cuda: a read-only stream set beside a copy that also writes\nA01/vec/kernel/cuda: because\n"),
+     {("measurements/beyond-ceiling.yml", 1, "E708"), ("measurements/beyond-ceiling.yml", 2, "E708")}),
     ("glossary-not-a-list", lambda r: write(r, "glossary.yml", "HBM: memory\n"),
      {("glossary.yml", 1, "E113")}, "subset"),
     ("glossary-term-twice", lambda r: edit(r, "glossary.yml", '"term": "TB"', '"term": "HBM"'),

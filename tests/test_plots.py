@@ -60,7 +60,7 @@ def bar_labels(svg: str) -> list[str]:
 
 def test_every_plot_placeholder_of_the_course_renders_as_inline_svg(course):
     found = placeholders(course)
-    assert {(f, p) for f, p, _ in found} >= {("plot", "A01/timeline"), ("plot", "A02/transpose"), ("roofline", "C07/calibration")}
+    assert {(f, p) for f, p, _ in found} >= {("plot", "A01/timeline"), ("plot", "A02/transpose"), ("roofline", "C07/calibration/gemm_")}
     for func, prefix, page in found:
         key, svg, caption = draw(course, func, prefix)
         assert re.fullmatch(r"[\w.-]+", key)
@@ -95,7 +95,7 @@ def test_the_text_box_estimate_follows_anchor_baseline_and_rotation():
 
 
 def test_height_grows_with_the_number_of_bars(course):
-    for prefix in ("A01/vector_add", "A02/transpose", "C07/calibration", "A01/timeline"):
+    for prefix in ("A01/vector_add", "A02/transpose", "C07/calibration/step_bf16", "A01/timeline"):
         _, svg, _ = draw(course, "plot", prefix)
         height = float(ET.fromstring(svg).get("viewBox").split()[3])
         bars = len([r for r in ET.fromstring(svg).iter(f"{NS}rect") if r.find(f"{NS}title") is not None])
@@ -130,14 +130,16 @@ def test_a01_timeline_keeps_phase_order_and_each_vendor_has_its_own_total(course
     kernel = [r for r in root.iter(f"{NS}rect") if (r.findtext(f"{NS}title") or "").startswith("the kernel, first launch")]
     assert float(kernel[0].get("width")) < 2.5 < float(kernel[1].get("width"))  # CUDA's is tiny, Triton's is most
     all_text = " ".join(texts(svg))
-    assert "% of the CUDA program total, 330 ms" in all_text and "% of the Triton program total, 606 ms" in all_text
-    assert "330 ms for CUDA, 606 ms for Triton" in caption
+    totals = {v: f"{round(course.measured(f'A01/timeline/total/{v}').value):,} ms" for v in ("cuda", "triton")}
+    assert f"% of the CUDA program total, {totals['cuda']}" in all_text
+    assert f"% of the Triton program total, {totals['triton']}" in all_text
+    assert f"{totals['cuda']} for CUDA, {totals['triton']} for Triton" in caption
 
 
 def test_axis_titles_name_the_ceiling(course):
     expect = {"A02/transpose": "device-to-device copy measured in the same run", "A01/vector_add": "device-to-device copy",
               "B04/quantize": "device-to-device copy", "A01/timeline": "program total",
-              "C07/calibration": "memory-bound model's prediction", "B07/pipeline_memory": "derivation's value"}
+              "C07/calibration/step_bf16": "calibrated model's", "B07/pipeline_memory": "derivation's value"}
     for prefix, words in expect.items():
         _, svg, _ = draw(course, "plot", prefix)
         axis_titles = [el.text for el in ET.fromstring(svg).iter(f"{NS}text")
@@ -148,14 +150,14 @@ def test_axis_titles_name_the_ceiling(course):
 
 
 def test_one_prediction_mark_per_configuration(course):
-    for prefix, count in (("C07/calibration", 12), ("B07/pipeline_memory", 10)):
+    for prefix, count in (("C07/calibration/step_bf16", 12), ("B07/pipeline_memory", 10)):
         _, svg, _ = draw(course, "plot", prefix)
         root = ET.fromstring(svg)
         bars = [r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]
         ticks = [ln for ln in root.iter(f"{NS}line") if ln.get("stroke-width") == "3"]
         assert len(bars) == len(ticks) == count
         assert len({ln.get("x1") for ln in ticks}) >= 3, "each configuration has its own prediction, not one line for all"
-        recs = [m for m in course.measurements if m.key.startswith(prefix + "/") and not m.local]
+        recs = [m for m in course.measurements if m.key.startswith(prefix) and not m.local]
         ratios = sorted(round(m.ceiling_value / m.value, 2) for m in recs)
         drawn = []
         for bar, tick in zip(bars, ticks):  # the tick crosses its own bar, at that record's own prediction
@@ -166,7 +168,7 @@ def test_one_prediction_mark_per_configuration(course):
 
 
 def test_roofline_has_decades_datasheet_and_measured_roofs_and_numbered_points(course):
-    _, svg, caption = draw(course, "roofline", "C07/calibration")
+    _, svg, caption = draw(course, "roofline", "C07/calibration/gemm_")
     all_text = texts(svg)
     for decade in ("0.1", "1", "10", "100", "1,000"):
         assert decade in all_text
@@ -175,10 +177,11 @@ def test_roofline_has_decades_datasheet_and_measured_roofs_and_numbered_points(c
     assert any(t.startswith("measured device-to-device copy:") for t in all_text)
     numbers = [el.text for el in ET.fromstring(svg).iter(f"{NS}text")
                if el.get("font-weight") == "700" and re.fullmatch(r"\d+", el.text)]
-    assert len(numbers) == 24
-    assert sorted(set(numbers), key=int) == [str(i) for i in range(1, 13)]  # on the plot, and in the list below
+    gemms = [m for m in course.measurements if m.key.startswith("C07/calibration/gemm_") and not m.local]
+    assert len(gemms) == 10 and len(numbers) == 2 * len(gemms)
+    assert sorted(set(numbers), key=int) == [str(i) for i in range(1, len(gemms) + 1)]  # on the plot, and listed
     listed = [t for t in all_text if "FLOP/B" in t]
-    assert len(listed) == 12 and listed[0].startswith("bf16, batch 1, context 4,096") and "fp8" in listed[-1]
+    assert len(listed) == len(gemms) and listed[0].startswith("bf16 GEMMs of one layer, M = 1:") and "fp8" in listed[-1]
     assert not any("_ctx" in t or "/python" in t for t in all_text)
     assert "[@nvidia-h200-datasheet]" in caption
 
@@ -236,12 +239,13 @@ def test_reordering_the_declaration_reorders_the_bars(course_copy):
 def test_a_broken_declaration_gives_its_diagnostics(course_copy):
     decl = course_copy / "labs/C07/plots.yml"
     text = decl.read_text()
-    decl.write_text(text.replace("    bf16_b1_ctx4096: bf16, batch 1, context 4,096", "    bf16_b1_ctx4096: ''")
+    decl.write_text(text.replace("    step_bf16_graph_b1_ctx4096: bf16, CUDA graph, batch 1, context 4,096",
+                                 "    step_bf16_graph_b1_ctx4096: ''")
                     + "sizing_typo:\n  variants:\n    a: A\nkv_read_extra: 3\n")
     codes = sorted((c, ln) for _, ln, c, _ in diagnose(course_copy))
     lines = decl.read_text().splitlines()
     at = {name: i for i, s in enumerate(lines, 1) for name in [s.split(":")[0].strip()]}
-    assert ("E509", at["bf16_b1_ctx4096"]) in codes  # an empty label
+    assert ("E509", at["step_bf16_graph_b1_ctx4096"]) in codes  # an empty label
     assert ("E508", at["calibration"]) in codes  # ... so that variant is undeclared
     assert ("E510", at["sizing_typo"]) in codes  # a lab C07 does not have
     assert ("E509", at["kv_read_extra"]) in codes  # not a mapping with variants

@@ -226,3 +226,13 @@ def test_the_profiled_kernel_is_matched_by_name_with_or_without_template_argumen
     assert re.match(pattern, "encode_kernel<0>") and re.match(pattern, "encode_kernel")
     assert not re.match(pattern, "encode_kernel_hw") and not re.match(pattern, "hw_encode_kernel")
     assert cmd[cmd.index("--launch-skip") + 1] == "3" and cmd[-2:] == ["./build/x", "--bench"]
+
+
+def test_a_solution_excerpt_answers_the_todos_and_leaves_extra_variants_to_the_whole_file():
+    solution = (ROOT / "labs/B04/cuda/quantize.cu").read_text().splitlines()
+    text = "\n".join("\n".join(solution[p.first - 1:p.last]) for p in answer_parts(ROOT, "labs/B04/cuda/quantize.cu"))
+    assert "quantize_mx" in text  # the kernel whose TODOs the exercise asks for
+    assert "amax_vec" not in text and "void verify" not in text  # a variant the exercise lacks; the driver
+    python = (ROOT / "labs/B04/triton/quantize.py").read_text().splitlines()
+    shown = [python[p.first - 1] for p in answer_parts(ROOT, "labs/B04/triton/quantize.py")]
+    assert not any(line.startswith('"""') for line in shown)  # never the module docstring

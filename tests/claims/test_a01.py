@@ -377,3 +377,67 @@ def test_hip_exercises_name_the_hip_solution():
 
 def test_launch_grid_for_two_to_the_24():
     states(M, f"{math.ceil(N_WORKED / 256):,}", near="A **launch**")
+
+
+# =========================================================================================================
+# The timeline lab checks like every lab, without moving its phases
+# =========================================================================================================
+TIMELINE_SOURCES = {
+    "labs/A01/cuda/timeline.cu": ("kBlock = ", "cudaMemcpy(da, a.data()", "tutor::poison(dc, bytes);"),
+    "labs/A01/cuda/timeline_exercise.cu": ("kBlock = ", "cudaMemcpy(da, a.data()", "tutor::poison(dc, bytes);"),
+    "labs/A01/hip/timeline.hip": ("kBlock = ", "hipMemcpy(da, a.data()", "tutor::poison(dc, bytes);"),
+    "labs/A01/hip/timeline_exercise.hip": ("kBlock = ", "hipMemcpy(da, a.data()", "tutor::poison(dc, bytes);"),
+    "labs/A01/triton/timeline.py": ("BLOCK = ", "da.copy_(a)", "tutor_lab.poison(dc)"),
+    "labs/A01/triton/timeline_exercise.py": ("BLOCK = ", "da.copy_(a)", "tutor_lab.poison(dc)"),
+}
+
+
+def _extra_sizes(src: str) -> list[int]:
+    """The sizes of the checks after the timeline: the loop over m whose body calls verify(m, ...)."""
+    lines = src.splitlines()
+    k = next(i for i, ln in enumerate(lines) if "verify(m, args.seed)" in ln)
+    loop = lines[k] if lines[k].lstrip().startswith("for") else lines[k - 1]
+    loop = re.sub(r"\(size_t\(1\) << 20\) \+ 7|\(1 << 20\) \+ 7", str(2**20 + 7), loop)
+    loop = re.sub(r"size_t\((\d+)\)", r"\1", loop)
+    return [int(x) for x in re.findall(r"(?<![\w.])\d+(?![\w.])", loop.split("verify")[0])]
+
+
+@pytest.mark.parametrize("path", sorted(TIMELINE_SOURCES))
+def test_timeline_poisons_inside_h2d_and_checks_partial_blocks_off_the_clock(path):
+    block_marker, first_copy, poison = TIMELINE_SOURCES[path]
+    src = lab(path)
+    block = int(re.search(re.escape(block_marker) + r"(\d+)", src).group(1))
+    main = src[src.index("def main" if path.endswith(".py") else "int main"):]
+    # the poison runs between the alloc and h2d phases, waited for and timed on its own ...
+    assert main.index("t_alloc = ms_since(t)") < main.index(poison) < main.index("t_poison = ms_since(t)")
+    assert main.index("t_poison = ms_since(t)") < main.index("pageable memory: the runtime stages it")
+    assert main.index("pageable memory: the runtime stages it") < main.index(first_copy)
+    between = main[main.index(poison):main.index("t_poison = ms_since(t)")]
+    assert "Synchronize()" in between or "sync()" in between
+    # ... and taken out of the total, which is read before the extra checks: none of them is on the clock
+    assert "t_total = ms_since(start) - t_poison" in main
+    assert main.index("t_total = ms_since(start) - t_poison") < main.index("verify(m, args.seed)")
+    sizes = _extra_sizes(src)
+    assert 1 in sizes and any(m % block for m in sizes if m > block), (path, sizes, block)
+    verify = src[src.index("def verify" if path.endswith(".py") else "void verify"):]
+    assert ("tutor_lab.output_like" in verify) if path.endswith(".py") else ("tutor::poison(dc, bytes);" in verify)
+
+
+def test_timeline_page_says_the_poison_is_outside_the_phases(recs):
+    """The memset writes n floats, about 1 µs at the copy bandwidth; the page says it is in no phase."""
+    poison_bytes = N_TIMELINE * FLOAT_BYTES
+    t = poison_bytes / _ceiling(recs)
+    para = states(M, f"{poison_bytes / 1e6:.1f} MB", near="poison is a device-side fill")
+    assert f"about {t * 1e6:.0f} µs" in para and f"{poison_bytes // 2**20} MiB" in para
+    assert "subtracts that time from its total and puts it in no phase" in para
+    # the Triton h2d phase (two copies and nothing else) is no longer than a few times the CUDA one
+    h2d_cuda, h2d_tri = need(recs, "A01/timeline/h2d/cuda", "A01/timeline/h2d/triton")
+    assert h2d_tri["value"] < 3 * h2d_cuda["value"], "a poison inside the Triton h2d phase would show here"
+    cuda = _extra_sizes(lab("labs/A01/cuda/timeline.cu"))
+    assert cuda == [1, 1000, 2**20 + 7]
+    assert "sizes 1, 1,000 and $2^{20} + 7$" in para
+    tri = lab("labs/A01/triton/timeline.py")
+    assert "for m in [1, 1000] + ([] if args.quick else [(1 << 20) + 7]):" in tri
+    assert "(1 and 1,000 with `--quick` in Triton)" in para
+    never_states(M, "the worked solution does not")
+    never_states(M, "inside h2d")

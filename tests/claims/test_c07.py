@@ -355,21 +355,6 @@ def test_llama3_8b_single_h200():
     states(ID, f"{t:,}", near="845")
 
 
-def test_calibration_shard_bytes():
-    # one GPU's eighth of a layer: 8 query heads and 1 KV head of 128, a 3,584-wide MLP
-    w = HID * (HQ // N + 2 * HKV // N) * D + (HQ // N) * D * HID + 3 * HID * (INTER // N)
-    states(ID, f"{8 * w * 2 / 1e9:.1f} GB of weights for eight layers", near="At batch 1 the step")
-
-
-def test_score_traffic_is_768_bytes_per_token():
-    per_head = 2 + 6 + 16 + 6 + 2  # bytes per cached token and query head, as the page counts them
-    scores = per_head * (HQ // N)
-    kv = 2 * 1 * D * 2 * 2 // 2  # K and V of the shard's one KV head, bf16: 512 bytes
-    assert (per_head, scores, kv) == (32, 256, 512)
-    para = states(ID, f"{kv + scores} bytes per cached token", near="unfused attention")
-    assert f"{scores} per" in para and f"{kv} bytes of K and V" in para
-
-
 # ---------------------------------------------------------------- measurement records
 
 
@@ -379,107 +364,8 @@ def says(phrase: str) -> None:
 
 
 def _need(recs: dict, key: str) -> dict:
-    assert key in recs, f"no record for {key}: run `tutor labs bench C07` on the H200"
+    assert key in recs, f"no record for {key}: run `tutor labs bench C07 --lab calibration --course` on the H200"
     return recs[key]
-
-
-def test_records_have_predictions_in_ms():
-    recs = RECS
-    for key, rec in recs.items():
-        if key.startswith("C07/calibration/"):
-            assert rec["unit"] == "ms"
-            assert rec["ceiling"]["unit"] == "ms"
-            assert rec["value"] > 0 and rec["ceiling"]["value"] > 0
-
-
-CAL = "C07/calibration/{}_b{}_ctx{}/python"
-GRID = [(1, 4096), (16, 4096), (64, 1024), (64, 4096), (64, 16384), (256, 4096)]
-
-
-def _cal(recs: dict, fmt: str, b: int, ctx: int) -> dict:
-    return _need(recs, CAL.format(fmt, b, ctx))
-
-
-def test_memory_bound_prediction_is_a_lower_bound_everywhere():
-    # "Every step, in both formats, takes longer than its prediction: the memory-bound model is a floor."
-    recs = RECS
-    for fmt in ("bf16", "fp8"):
-        for b, ctx in GRID:
-            rec = _cal(recs, fmt, b, ctx)
-            assert rec["value"] > rec["ceiling"]["value"], (fmt, b, ctx)
-    says("takes longer than its prediction")
-
-
-def test_small_batch_is_weights_plus_a_fixed_floor():
-    # Batch 1 reads little but weights, yet takes well over its prediction; batch 16 costs little more.
-    recs = RECS
-    b1, b16 = _cal(recs, "bf16", 1, 4096), _cal(recs, "bf16", 16, 4096)
-    assert b1["value"] > 1.5 * b1["ceiling"]["value"]
-    assert b16["value"] / b1["value"] < 1.3
-
-
-def test_equal_bytes_take_equal_time_below_the_crossover():
-    # b16 ctx4096 and b64 ctx1024 read the same bytes (65,536 cached tokens): same prediction, ~same time.
-    recs = RECS
-    a, b = _cal(recs, "bf16", 16, 4096), _cal(recs, "bf16", 64, 1024)
-    assert 16 * 4096 == 64 * 1024 == 65_536
-    assert a["ceiling"]["value"] == pytest.approx(b["ceiling"]["value"], rel=1e-9)
-    assert a["value"] == pytest.approx(b["value"], rel=0.10)
-    says("65,536 cached tokens")
-
-
-def test_batch_costs_beyond_its_bytes_past_the_crossover():
-    # b64 ctx16384 and b256 ctx4096: identical predictions; the batch-256 step is clearly longer.
-    recs = RECS
-    assert 64 * 16384 == 256 * 4096 == 1_048_576
-    for fmt in ("bf16", "fp8"):
-        small, big = _cal(recs, fmt, 64, 16384), _cal(recs, fmt, 256, 4096)
-        assert small["ceiling"]["value"] == pytest.approx(big["ceiling"]["value"], rel=1e-9)
-        assert big["value"] > 1.1 * small["value"]
-    assert 256 > round(sv.gemm_crossover_batch(S)) > 64
-    says("1,048,576 cached tokens")
-
-
-def test_step_time_grows_with_context():
-    recs = RECS
-    a = _need(recs, "C07/calibration/bf16_b64_ctx1024/python")["value"]
-    b = _need(recs, "C07/calibration/bf16_b64_ctx4096/python")["value"]
-    c = _need(recs, "C07/calibration/bf16_b64_ctx16384/python")["value"]
-    assert a < b < c
-
-
-def test_excess_over_prediction_grows_with_context():
-    # The unfused attention's score traffic scales with batch x context: the excess in ms grows with the
-    # context at batch 64, while the percentage of the prediction falls.
-    recs = RECS
-    r = [_cal(recs, "bf16", 64, c) for c in (1024, 4096, 16384)]
-    excess = [x["value"] - x["ceiling"]["value"] for x in r]
-    share = [x["value"] / x["ceiling"]["value"] for x in r]
-    assert excess[0] < excess[1] < excess[2]
-    assert share[0] > share[1] > share[2]
-    says("as the percentage falls")
-
-
-def test_lab_fp8_step_is_slower_than_bf16():
-    # The lab's W8A8 path (unfused per-tensor activation quantization + torch._scaled_mm, bf16 cache)
-    # is slower than bf16 at every measured point, although its prediction is lower: the extra cost
-    # exceeds the weight bytes it saves.
-    recs = RECS
-    for b, ctx in GRID:
-        f8, bf = _cal(recs, "fp8", b, ctx), _cal(recs, "bf16", b, ctx)
-        assert f8["ceiling"]["value"] < bf["ceiling"]["value"]
-        assert f8["value"] > bf["value"], (b, ctx)
-        assert math.isfinite(f8["value"] / bf["value"])
-        # its excess over its own prediction is larger than bf16's
-        assert f8["value"] - f8["ceiling"]["value"] > bf["value"] - bf["ceiling"]["value"]
-    says("slower than bf16 at every batch and context measured")
-
-
-def test_lab_fp8_penalty_is_a_fixed_cost_diluted_by_context():
-    # At batch 64 the fp8/bf16 ratio falls as the (shared, bf16) cache read grows.
-    recs = RECS
-    r = [_cal(recs, "fp8", 64, c)["value"] / _cal(recs, "bf16", 64, c)["value"] for c in (1024, 4096, 16384)]
-    assert r[0] > r[1] > r[2] > 1.0
 
 
 def _calibration_lab():
@@ -495,47 +381,292 @@ def _calibration_lab():
     return mod
 
 
-def _ops(fn) -> list[str]:
-    """The non-view ATen operations fn runs: on a GPU, one kernel each."""
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
+# The lab's sweep, formats and modes, read from its source (they name the records).
+LAB = _calibration_lab()
+GRID, MODES, LAYERS = LAB.GRID, LAB.MODES, 8  # --layers defaults to 8
+STEP = "C07/calibration/step_{}_{}_b{}_ctx{}/python"
+BAND = 1.5  # the calibrated model's stated accuracy: within 1.5x of the measured step
 
-    views = {"_unsafe_view", "view", "_reshape_alias", "alias", "detach"}
 
-    class Count(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops: list[str] = []
+def _step(fmt: str, mode: str, b: int, ctx: int) -> dict:
+    return _need(RECS, STEP.format(fmt, mode, b, ctx))
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            name = func._schema.name.split("::")[-1]
-            if name not in views and not any(r.alias_info for r in func._schema.returns):
-                self.ops.append(name)
-            return out
 
-    with torch.no_grad(), Count() as c:
-        fn()
-    return c.ops
+def _v(key: str) -> float:
+    return _need(RECS, f"C07/calibration/{key}/python")["value"]
+
+
+def _bw() -> float:
+    return _v("copy_bandwidth") * 1e9
+
+
+def _floors() -> dict:
+    return {(kind, mode): _v(f"floor_{kind}_{mode}") * 1e-6 for kind in ("torch", "triton") for mode in ("eager", "graph")}
+
+
+def _rates() -> dict:
+    return {fmt: _v(f"gemm_{fmt}_m4096") * 1e12 for fmt in ("bf16", "fp8")}
+
+
+def _kernels(fmt: str, b: int, ctx: int) -> list:
+    return LAB.layer_kernels(LAB.SHARD, b, ctx, fmt) * LAYERS
+
+
+def _memory_bound_ms(fmt: str, b: int, ctx: int) -> float:
+    return LAB.predicted_ms(LAB.SHARD, b, ctx, LAYERS, 2 if fmt == "bf16" else 1, 2, _bw())
+
+
+def test_records_have_predictions_in_ms():
+    for fmt, mode in MODES:
+        for b, ctx in GRID:
+            rec = _step(fmt, mode, b, ctx)
+            assert rec["unit"] == rec["ceiling"]["unit"] == "ms"
+            assert rec["ceiling"]["name"] == "predicted (calibrated model)"
+            assert rec["value"] > 0 and rec["ceiling"]["value"] > 0
 
 
 def test_kernel_counts_of_the_calibration_layer():
-    # "30 kernels per layer" in bf16; "nine" operations per activation quantization; "66 per layer" in fp8.
+    # By construction (every ATen operation that is not a view, plus the fused quantizer's launches):
+    # 30 per bf16 layer, 9 per unfused quantizer, 1 or 2 per fused one.
     import torch
 
-    C = _calibration_lab()
-    cfg = dict(hidden=64, heads=8, kv_heads=1, head_dim=16, inter=96)  # the shard's head layout, tiny
-    x, layers, caches = C.make_inputs(cfg, 3, 37, 1, torch.bfloat16, False)
-    layer = _ops(lambda: C.layer_step(x, layers[0], *caches[0], cfg))
-    assert layer.count("mm") == 4 and layer.count("bmm") == 2
-    assert layer.count("pow") == 2 and layer.count("_softmax") == 1
-    assert len(layer) == 30
-    quant = _ops(lambda: C.quantize(x))
-    assert len(quant) == 9
-    assert len(layer) + 4 * len(quant) == 66  # each GEMM gains a quantizer on the fp8 path
-    says("30 kernels per layer, 240 per eight-layer step")
+    cfg = LAB.SHARD
+    bf = LAB.layer_kernels(cfg, 1, 4096, "bf16")
+    names = [k.name for k in bf]
+    assert names.count("mm") == 4 and names.count("bmm") == 2 and names.count("_softmax") == 1
+    assert names.count("pow") == 2 and len(bf) == 30
+    with LAB.Ledger() as led:
+        LAB.quantize(torch.empty(3, 64, device="meta", dtype=torch.bfloat16))
+    assert len(led.kernels) == 9
+    f8 = LAB.layer_kernels(cfg, 1, 4096, "fp8")
+    assert len(f8) == len(bf) + 4 * 9 == 66
+    # The fused quantizer: one launch while an activation fits one program (16,384 values), else two.
+    ks = [k for _, _, k in LAB.layer_gemms(cfg)]  # the inner dimension of each GEMM is its activation's width
+    assert LAB.ONE_PROGRAM == 2 * cfg["hidden"]
+    fused = {b: len(LAB.layer_kernels(cfg, b, 4096, "fp8fused")) for b in (1, 16, 64, 256)}
+    for b, n in fused.items():
+        assert n == len(bf) + sum(1 if b * k <= LAB.ONE_PROGRAM else 2 for k in ks)
+    assert (fused[1], fused[64]) == (34, 38)
+    says(f"{len(bf)} kernels per layer, {len(bf) * LAYERS} per eight-layer step")
     says("nine separate PyTorch")
-    says("36 extra kernels, 66 per layer instead of 30")
+    says(f"{4 * 9} extra kernels, {len(f8)} per layer instead of {len(bf)}")
+    states(ID, f"{fused[1]} to {fused[64]} kernels per layer", near="fused quantizer adds")
+    # The profiler's count of one eager step on the GPU: at least the constructed count (cuBLAS may add a
+    # split-K reduction kernel to a GEMM), at most one extra kernel per GEMM.
+    for fmt in ("bf16", "fp8", "fp8fused"):
+        rec = _need(RECS, f"C07/calibration/kernels_{fmt}_b1/python")
+        built = len(_kernels(fmt, 1, 4096))
+        assert rec["ceiling"]["value"] == built
+        assert built <= rec["value"] <= built + 4 * LAYERS, fmt
+
+
+def test_calibrated_prediction_is_the_labs_model_of_the_records():
+    # Every step's ceiling is recomputed here from the floor, GEMM-rate and bandwidth records and the
+    # kernels by construction, so the page's prediction is exactly this model of those measurements.
+    bw, rates, floors = _bw(), _rates(), _floors()
+    for fmt, mode in MODES:
+        for b, ctx in GRID:
+            want = LAB.calibrated_ms(_kernels(fmt, b, ctx), bw, rates, floors, graph=mode == "graph")
+            assert _step(fmt, mode, b, ctx)["ceiling"]["value"] == pytest.approx(want, rel=1e-9), (fmt, mode, b, ctx)
+
+
+def _ratios(fmt: str, mode: str) -> list[float]:
+    return [_step(fmt, mode, b, ctx)["value"] / _step(fmt, mode, b, ctx)["ceiling"]["value"] for b, ctx in GRID]
+
+
+def _refined_ms(fmt: str, b: int, ctx: int) -> float:
+    """The graph prediction with each weight GEMM priced at the rate measured at the step's own M."""
+    bw, rates, floors = _bw(), _rates(), _floors()
+    total = 0.0
+    for k in _kernels(fmt, b, ctx):
+        if k.name in ("mm", "_scaled_mm"):
+            total += k.flops / (_v(f"gemm_{k.math}_m{b}") * 1e12)
+        else:
+            total += max(k.bytes / bw, k.flops / rates["bf16"] if k.flops else 0.0) + floors[k.kind, "graph"]
+    return total * 1e3
+
+
+ROWS = {("bf16", "graph"): "bf16, CUDA graph", ("fp8", "graph"): "fp8, nine-operation quantizer, CUDA graph",
+        ("fp8fused", "graph"): "fp8, fused quantizer, CUDA graph", ("bf16", "eager"): "bf16, eager",
+        ("fp8fused", "eager"): "fp8, fused quantizer, eager"}
+
+
+def test_calibrated_band_as_the_page_states_it():
+    # The goal was 1.5x at every point; the table states, per variant, the range and how many points meet it.
+    met = 0
+    for (fmt, mode), label in ROWS.items():
+        r = _ratios(fmt, mode)
+        assert min(r) > 1.0  # the model stays a lower bound: every step takes longer than predicted
+        within = sum(x <= BAND for x in r)
+        met += within
+        cells = row("5-performance.md", label)
+        assert cells[1] == f"{min(r):.2f} to {max(r):.2f}", (label, cells)
+        assert cells[2] == f"{within} of {len(GRID)}", (label, cells)
+    assert met < len(ROWS) * len(GRID)  # not everywhere: the page must say so
+    says("It does not reach 1.5× everywhere")
+    mb = [_step("bf16", "graph", b, c)["value"] / _memory_bound_ms("bf16", b, c) for b, c in GRID]
+    states(ID, f"{min(mb):.2f} to {max(mb):.2f} times as long", near="Against the memory-bound prediction")
+
+
+def test_gemms_at_decode_sizes_close_most_of_the_rest():
+    sweep_m = sorted({b for b, _ in GRID})
+    assert tuple(sweep_m) + (4096,) == LAB.GEMM_M  # the GEMM records are at the sweep's own batches
+    w = sum(n * k for _, n, k in LAB.layer_gemms(LAB.SHARD))
+    t1 = 2 * w / (_v("gemm_bf16_m1") * 1e12)  # the four GEMMs at M = 1
+    read = 2 * w / t1  # bf16 weight bytes over that time
+    para = states(ID, f"{read / 1e12:.2f} TB/s", near="The GEMMs at decode sizes")
+    assert f"{read / _bw():.0%} of the copy bandwidth" in para
+    for fmt, words in (("bf16", "in bf16"), ("fp8fused", "with the fused quantizer"), ("fp8", "with the nine-operation one")):
+        r = [_step(fmt, "graph", b, c)["value"] / _refined_ms(fmt, b, c) for b, c in GRID]
+        assert 1.0 < min(r) and max(r) < _ratios(fmt, "graph")[0]  # better than the M = 4096 pricing at batch 1
+        assert f"{min(r):.2f} to {max(r):.2f} {words}" in para, (fmt, r)
+        if fmt == "fp8":
+            assert f"{sum(x <= BAND for x in r)} of 6 within" in para
+        else:
+            assert max(r) <= BAND
+    # rate at M = 4096 against the datasheet, as step 9 of section 2 quotes it
+    states(ID, f"{_v('gemm_bf16_m4096') * 1e12 / F16:.0%} of the datasheet", near="at M = 4,096 at")
+
+
+def test_real_kernels_cost_more_than_the_one_value_floor():
+    b, ctx = GRID[0]
+    ks = _kernels("bf16", b, ctx)
+    other = [k for k in ks if k.name != "mm"]
+    gemm = sum(k.flops for k in ks if k.name == "mm") / (_v("gemm_bf16_m1") * 1e12)
+    rest = sum(max(k.bytes / _bw(), 0.0) for k in other)
+    per = (_step("bf16", "graph", b, ctx)["value"] * 1e-3 - gemm - rest) / len(other)
+    assert per > 1.5 * _floors()["torch", "graph"]  # about twice the one-value kernel
+    para = states(ID, f"{per * 1e6:.2f} µs per kernel", near="The floor of a real kernel")
+    assert f"{len(other)} other kernels" in para and f"{len(_kernels('fp8', b, ctx))} kernels against {len(ks)}" in para
+
+
+def test_eager_is_host_bound():
+    b, ctx = GRID[0]
+    n = len(_kernels("bf16", b, ctx))
+    per = _step("bf16", "eager", b, ctx)["value"] / n * 1e3
+    assert per > _v("floor_torch_eager")
+    states(ID, f"{per:.2f} µs per kernel", near="The CPU, eager")
+    calls = 4 * LAYERS
+    extra = (_step("fp8fused", "eager", b, ctx)["value"] - _step("bf16", "eager", b, ctx)["value"]) / calls * 1e3
+    assert extra > 2 * _v("floor_triton_eager")
+    states(ID, f"{extra:.1f} µs to the eager", near="The CPU, eager")
+    for b, ctx in GRID:  # a graph always wins
+        for fmt in ("bf16", "fp8fused"):
+            assert _step(fmt, "graph", b, ctx)["value"] < _step(fmt, "eager", b, ctx)["value"]
+    e = {c: _step("bf16", "eager", 64, c)["value"] for c in (4096, 16384)}
+    assert e[4096] > e[16384]  # eager noise: more bytes, less time
+    says("batch 64 at 4,096 tokens is slower than at 16,384")
+
+
+def test_memory_bound_prediction_is_a_lower_bound_everywhere():
+    for fmt, mode in MODES:
+        for b, ctx in GRID:
+            rec = _step(fmt, mode, b, ctx)
+            mb = _memory_bound_ms(fmt, b, ctx)
+            assert rec["note"].startswith(f"memory-bound prediction {mb:.4f} ms")
+            assert rec["value"] > mb, (fmt, mode, b, ctx)
+
+
+def test_small_batch_is_weights_plus_a_fixed_floor():
+    b1, b16 = _step("bf16", "graph", 1, 4096), _step("bf16", "graph", 16, 4096)
+    assert b1["value"] > 1.5 * _memory_bound_ms("bf16", 1, 4096)
+    assert b16["value"] / b1["value"] < 1.3
+    w = sum(n * k for _, n, k in LAB.layer_gemms(LAB.SHARD))
+    states(ID, f"{LAYERS * w * 2 / 1e9:.1f} GB of weights for eight layers", near="At batch 1 the step")
+
+
+def test_equal_bytes_take_equal_time_below_the_crossover():
+    assert 16 * 4096 == 64 * 1024 == 65_536
+    assert _memory_bound_ms("bf16", 16, 4096) == pytest.approx(_memory_bound_ms("bf16", 64, 1024), rel=1e-9)
+    a, b = _step("bf16", "graph", 16, 4096), _step("bf16", "graph", 64, 1024)
+    assert a["value"] == pytest.approx(b["value"], rel=0.10)
+    says("65,536 cached tokens")
+
+
+def test_batch_costs_beyond_its_bytes_past_the_crossover():
+    assert 64 * 16384 == 256 * 4096 == 1_048_576
+    for fmt in ("bf16", "fp8", "fp8fused"):
+        assert _memory_bound_ms(fmt, 64, 16384) == pytest.approx(_memory_bound_ms(fmt, 256, 4096), rel=1e-9)
+        assert _step(fmt, "graph", 256, 4096)["value"] > 1.1 * _step(fmt, "graph", 64, 16384)["value"]
+    assert 256 > round(sv.gemm_crossover_batch(S)) > 64
+    says("1,048,576 cached tokens")
+
+
+def test_excess_over_prediction_grows_with_context():
+    r = [_step("bf16", "graph", 64, c) for c in (1024, 4096, 16384)]
+    mb = [_memory_bound_ms("bf16", 64, c) for c in (1024, 4096, 16384)]
+    assert r[0]["value"] < r[1]["value"] < r[2]["value"]
+    excess = [x["value"] - m for x, m in zip(r, mb)]
+    share = [x["value"] / m for x, m in zip(r, mb)]
+    assert excess[0] < excess[1] < excess[2]
+    assert share[0] > share[1] > share[2]
+    says("as the percentage falls")
+
+
+def test_nine_operation_fp8_is_slower_than_bf16():
+    for b, ctx in GRID:
+        f8, bf = _step("fp8", "graph", b, ctx), _step("bf16", "graph", b, ctx)
+        assert _memory_bound_ms("fp8", b, ctx) < _memory_bound_ms("bf16", b, ctx)
+        assert f8["value"] > bf["value"], (b, ctx)
+    r = [_step("fp8", "graph", 64, c)["value"] / _step("bf16", "graph", 64, c)["value"] for c in (1024, 4096, 16384)]
+    assert r[0] > r[1] > r[2] > 1.0  # a fixed cost diluted by the shared cache read
+    says("slower than the bf16 step at every batch and context")
+    saving = 1 - _v("gemm_bf16_m64") / _v("gemm_fp8_m64")
+    assert 0.25 < saving < 0.40
+    says("save about a third of the GEMM time")
+
+
+def test_fused_fp8_against_bf16_where_the_model_says_it_wins():
+    # The brief of the lab: fp8 at least as fast as bf16 where the calibrated model predicts it faster.
+    predicted_faster = [(b, c) for b, c in GRID
+                        if _step("fp8fused", "graph", b, c)["ceiling"]["value"] < _step("bf16", "graph", b, c)["ceiling"]["value"]]
+    assert predicted_faster == GRID
+    ratio = {(b, c): _step("fp8fused", "graph", b, c)["value"] / _step("bf16", "graph", b, c)["value"] for b, c in GRID}
+    ok = [p for p in predicted_faster if ratio[p] <= 1.0]
+    slower = [p for p in predicted_faster if ratio[p] > 1.0]
+    assert len(ok) == 5 and slower == [(64, 16384)]
+    para = states(ID, f"{ratio[slower[0]] - 1:.1%} slower", near="at least as fast as bf16")
+    assert "at five of the six points" in para
+    pred = {p: _step("fp8fused", "graph", *p)["ceiling"]["value"] / _step("bf16", "graph", *p)["ceiling"]["value"] for p in GRID}
+    assert f"by {1 - pred[(1, 4096)]:.0%} at batch 1 and by {1 - pred[(256, 4096)]:.1%} at batch 256" in para
+    assert all(ratio[p] > pred[p] for p in GRID)  # the measured gain is smaller everywhere
+    # eager, the fused step is the slowest variant of all
+    for b, c in GRID:
+        assert _step("fp8fused", "eager", b, c)["value"] > max(_step(f, m, b, c)["value"] for f, m in MODES if (f, m) != ("fp8fused", "eager"))
+    says("Eager, the fused step is the slowest of all")
+
+
+def test_cap_with_the_measured_gemm_rate():
+    import dataclasses
+
+    f = _v("gemm_bf16_m4096") * 1e12
+    g = 2 * P_GEMM / (N * f)
+    b = TAU / (g + t_kv(2, ETA) + t_ar())
+    assert g * b > P_GEMM * 2 / (N * ETA * BW)  # GEMMs still compute-bound at that batch
+    cap = math.floor(b * CTX)
+    para = states(ID, f"{g * 1e6:.2f} µs per sequence", near="at M = 4,096 at")
+    assert f"{b:.1f}" in para and f"{cap:,}" in para and f"{1 - cap / pool(2, 2):.0%} below the pool" in para
+    assert f"about {round(b)} rows" in para and b > 256  # beyond the largest M measured below 4,096
+    states(ID, f"{cap / 1e6:.2f} million with the GEMM rate measured", near="", files="module.yml")
+    states(ID, f"{1 - cap / pool(2, 2):.0%} below", near="with the GEMM rate measured at M = 4,096 as well")
+    s = sv.with_node_costs(sv.SCENARIO, ETA)
+    z = sv.size(s.with_(gpu=dataclasses.replace(s.gpu, bf16_flops=f)))
+    assert (z.slo_tokens, z.binds) == (cap, "latency")
+
+
+def test_score_traffic_is_768_bytes_per_token():
+    per_head = 2 + 6 + 16 + 6 + 2  # bytes per cached token and query head, as the page counts them
+    scores = per_head * (HQ // N)
+    kv = 2 * 1 * D * 2 * 2 // 2  # K and V of the shard's one KV head, bf16: 512 bytes
+    assert (per_head, scores, kv) == (32, 256, 512)
+    para = states(ID, f"{kv + scores} bytes per cached token", near="unfused attention")
+    assert f"{scores} per" in para and f"{kv} bytes of K and V" in para
+    # the lab's kernel list counts the same score bytes: the attention kernels of one layer at ctx tokens
+    ks = LAB.layer_kernels(LAB.SHARD, 1, 4096, "bf16")
+    att = ks[[k.name for k in ks].index("bmm"):][:6]
+    assert [k.name for k in att] == ["bmm", "_to_copy", "mul", "_softmax", "_to_copy", "bmm"]
+    assert sum(k.bytes for k in att) == pytest.approx(4096 * (kv + scores), rel=0.01)  # K, V and the scores
+
 
 
 def test_paged_read_near_the_copy_ceiling():

@@ -7,6 +7,7 @@ from ..diagnostics import Diagnostic, error, warning
 from ..mdscan import scan
 from ..measurements import PLOTS_FILE, measured_with, plot_declarations, roofline_points
 from ..model import Course
+from ..yamlio import load_yaml
 
 HIGHER_IS_BETTER = ("GB/s", "TB/s", "TFLOP/s", "GFLOP/s", "elements/s", "tokens/s")
 KEY_FUNCS = ("measured", "value", "ceiling")
@@ -38,13 +39,16 @@ def check(course: Course) -> list[Diagnostic]:
                 else:
                     out += _plot_problems(course, path, p.line, p.func, p.args[0])
     out += _declaration_problems(course)
+    explained, problems = beyond_ceiling(course)
+    out += problems
     for rec in course.measurements:
         if rec.local:
             continue
         if measured_with(course.root, rec.source, rec.source_sha256) is None:
             out.append(warning(rec.ref.path, rec.ref.line, "W705",
                                f"stale record {rec.key}: {', '.join(rec.source)} changed since it was measured on {rec.date}"))
-        if rec.unit in HIGHER_IS_BETTER and rec.unit == rec.ceiling_unit and rec.value > 1.05 * rec.ceiling_value > 0:
+        if rec.unit in HIGHER_IS_BETTER and rec.unit == rec.ceiling_unit and rec.value > 1.05 * rec.ceiling_value > 0 \
+                and rec.key not in explained:
             out.append(warning(rec.ref.path, rec.ref.line, "W706",
                                f"suspect record {rec.key}: {rec.value:.4g} {rec.unit} beats its ceiling {rec.ceiling_value:.4g}"))
     return out
@@ -97,3 +101,31 @@ def _plot_problems(course: Course, path: str, line: int, func: str, prefix: str)
     except ValueError as exc:  # PlotError (labels that overlap) or a canvas refusal (text too small, too wide)
         out.append(error(path, line, "E512", f"{func}(\"{prefix}\") cannot be drawn: {exc}"))
     return out
+
+
+BEYOND_CEILING = "measurements/beyond-ceiling.yml"
+
+
+def beyond_ceiling(course: Course) -> tuple[set[str], list[Diagnostic]]:
+    """measurements/beyond-ceiling.yml: record key -> why that record may beat its ceiling by more than 5%
+    (a read-only stream against a read+write copy). Listed keys are exempt from W706; a key without a reason
+    or without a record is E708, so the list cannot hide a record that no longer exists."""
+    path = course.root / BEYOND_CEILING
+    if not path.is_file():
+        return set(), []
+    raw, diags = load_yaml(path, BEYOND_CEILING)
+    if raw is None:
+        return set(), diags
+    if not isinstance(raw, dict):
+        return set(), diags + [error(BEYOND_CEILING, 1, "E708", "a mapping of record key -> the reason it may beat its ceiling")]
+    keys = {m.key for m in course.measurements if not m.local}
+    ok = set()
+    for key, reason in raw.items():
+        line = raw.line_of(key) if hasattr(raw, "line_of") else 1
+        if key not in keys:
+            diags.append(error(BEYOND_CEILING, line, "E708", f"no record {key}"))
+        elif not isinstance(reason, str) or len(reason.split()) < 5:
+            diags.append(error(BEYOND_CEILING, line, "E708", f"{key}: say in a sentence why it may beat its ceiling"))
+        else:
+            ok.add(key)
+    return ok, diags

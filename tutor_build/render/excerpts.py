@@ -107,16 +107,44 @@ def _exercise_twin(root: Path, rel: str) -> Path | None:
     return twin if "_exercise" not in p.stem and twin.is_file() else None
 
 
+_C_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def _name(text: str) -> str:
+    """The name a C/C++ item defines: the word before the first `(` outside comments."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "/*", "*")))
+    m = _C_NAME.search(code)
+    return m.group(1) if m else ""
+
+
+def _named_items(path: Path) -> list[tuple[Part, str, str]]:
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    if path.suffix == ".py":  # the names Python itself gives: functions, classes, assigned names
+        out = []
+        for node in ast.parse(source).body:
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            while first > 1 and lines[first - 2].lstrip().startswith("#"):
+                first -= 1
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            name = getattr(node, "name", "") or next((x.id for x in targets if isinstance(x, ast.Name)), "")
+            out.append((Part(first, node.end_lineno), name, "\n".join(lines[first - 1:node.end_lineno])))
+        return out
+    return [(p, _name("\n".join(lines[p.first - 1:p.last])), "\n".join(lines[p.first - 1:p.last]))
+            for p, _ in _c_items(lines)]
+
+
 def answer_parts(root: Path, rel: str) -> list[Part]:
-    """For a solution: the top-level items whose text is not in the exercise (what the learner had to write)."""
+    """For a solution: the items that answer a TODO, i.e. whose exercise counterpart (same name) holds a
+    `TODO` and whose text differs from it. Code the solution has and the exercise lacks (extra variants,
+    their checks and benchmarks) is not an answer: the whole file, one link away, shows it."""
     path = root / rel
     twin = _exercise_twin(root, rel)
     if twin is None:
         return excerpt_parts(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    exercise = twin.read_text(encoding="utf-8")
-    changed = [p for p, _ in _items(path) if "\n".join(lines[p.first - 1:p.last]).strip() not in exercise]
-    return _merge(path, changed) or excerpt_parts(path)
+    asked = {name: text for _, name, text in _named_items(twin) if name and "TODO" in text}
+    answers = [p for p, name, text in _named_items(path) if name in asked and text.strip() != asked[name].strip()]
+    return _merge(path, answers) or excerpt_parts(path)
 
 
 def code_page_path(rel: str) -> str:

@@ -1,7 +1,11 @@
 """B04 quantize (Triton): float32 -> fp8 with a scale, the memory-bound kernel in front of
 every fp8 GEMM. The same variants as the CUDA and HIP labs, checked bit for bit:
 
-    amax             max |x| over the tensor (the first read of "current" per-tensor scaling)
+    amax             max |x| over the tensor (the first read of "current" per-tensor scaling),
+                     one atomic per program of BLOCK elements
+    amax_chunked     the same, one atomic per program of CHUNK elements (16 times fewer)
+    amax_two_pass    the same without atomics: each program of CHUNK elements writes its partial
+                     max to a buffer, then one program reduces the partials
     tensor_e4m3      q = e4m3(x * s), s = 448 / amax, saturating       (OCP, Hopper)
     tensor_e4m3fnuz  q = e4m3fnuz(x * s), s = 240 / amax, saturating   (FNUZ, CDNA 3)
     delayed_e4m3     q = e4m3(x * s_old) and amax(x) in the same pass (delayed scaling)
@@ -27,7 +31,8 @@ import tutor_lab as lab  # noqa: E402
 from fp8_codec import FORMATS, encode_fp8  # noqa: E402
 
 BLOCK = 1024
-VARIANTS = ["amax", "tensor_e4m3", "tensor_e4m3fnuz", "delayed_e4m3", "mxfp8_e4m3"]
+CHUNK = 8 * 2048  # elements per program of amax_two_pass: 8 loads of 2048 lanes
+VARIANTS = ["amax", "amax_chunked", "amax_two_pass", "tensor_e4m3", "tensor_e4m3fnuz", "delayed_e4m3", "mxfp8_e4m3"]
 
 
 @triton.jit
@@ -37,6 +42,32 @@ def amax_kernel(x_ptr, amax_ptr, n, BLOCK: tl.constexpr):
     m = tl.max(tl.abs(x), axis=0)
     # non-negative floats order like their bit patterns read as integers
     tl.atomic_max(amax_ptr, m.to(tl.int32, bitcast=True))
+
+
+@triton.jit
+def amax_partial_kernel(x_ptr, part_ptr, amax_ptr, n, BLOCK: tl.constexpr, STEPS: tl.constexpr,
+                        ATOMIC: tl.constexpr):
+    # STEPS independent loads of BLOCK lanes, unrolled, then one max per program: an atomic on the
+    # amax cell (amax_chunked) or a store of the partial to its own slot (amax_two_pass)
+    base = tl.program_id(0).to(tl.int64) * (BLOCK * STEPS)
+    m = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in tl.static_range(STEPS):
+        offs = base + k * BLOCK + tl.arange(0, BLOCK)
+        m = tl.maximum(m, tl.abs(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+    if ATOMIC:
+        tl.atomic_max(amax_ptr, tl.max(m, axis=0).to(tl.int32, bitcast=True))
+    else:
+        tl.store(part_ptr + tl.program_id(0), tl.max(m, axis=0))
+
+
+@triton.jit
+def amax_final_kernel(part_ptr, amax_ptr, parts, BLOCK: tl.constexpr):
+    # one program: the max of the partial maxima, written (not added) to the amax cell
+    m = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, parts, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m = tl.maximum(m, tl.load(part_ptr + offs, mask=offs < parts, other=0.0))
+    tl.store(amax_ptr, tl.max(m, axis=0).to(tl.int32, bitcast=True))
 
 
 @triton.jit
@@ -70,18 +101,26 @@ def quantize_mx_kernel(x_ptr, q_ptr, s_ptr, n, BLOCKS: tl.constexpr):
 
 
 def buffers(n: int, device) -> tuple:
-    """Poisoned outputs (codes, E8M0 scales) and a zeroed amax cell."""
+    """Poisoned outputs (codes, E8M0 scales, amax_two_pass's partial maxima) and a zeroed amax cell
+    (0 is the identity of max |x|: the atomic variants add to it)."""
     q = lab.output(n, dtype=torch.uint8, name="q", device=device)
     s = lab.output((n + 31) // 32, dtype=torch.uint8, name="scales", device=device)
-    return q, s, torch.zeros(1, dtype=torch.int32, device=device)
+    part = lab.output(triton.cdiv(n, CHUNK), name="partial maxima", device=device)
+    return q, s, torch.zeros(1, dtype=torch.int32, device=device), part
 
 
 def run(variant: str, x: torch.Tensor, scale: float, bufs: tuple):
     n = x.numel()
-    q, s, amax = bufs
+    q, s, amax, part = bufs
     grid = (triton.cdiv(n, BLOCK),)
     if variant == "amax":
         amax_kernel[grid](x, amax, n, BLOCK=BLOCK)
+    elif variant in ("amax_chunked", "amax_two_pass"):
+        chunked = variant == "amax_chunked"
+        amax_partial_kernel[(part.numel(),)](x, part, amax, n, BLOCK=CHUNK // 8, STEPS=8,
+                                             ATOMIC=chunked, num_warps=8)
+        if not chunked:
+            amax_final_kernel[(1,)](part, amax, part.numel(), BLOCK=4096, num_warps=8)
     elif variant == "mxfp8_e4m3":
         quantize_mx_kernel[(triton.cdiv(n, 32 * 32),)](x, q, s, n, BLOCKS=32)
     else:
@@ -122,16 +161,16 @@ def verify(variant: str, n: int, seed: int) -> None:
     scale = np.float32(float(ml_dtypes.finfo(dt).max)) / amax
     q, s, a = run(variant, x, float(scale), buffers(n, x.device))
     size = str(n)
-    if variant in ("amax", "delayed_e4m3"):
+    if variant.startswith("amax") or variant == "delayed_e4m3":
         got = torch.tensor([a.cpu().numpy().view(np.float32)[0]])
         lab.check("quantize", variant + "_amax", size, got, torch.tensor([float(amax)]), seed)
     if variant == "mxfp8_e4m3":
         want_q, want_s = ref_mx(xn)
         lab.check("quantize", "mxfp8_e4m3_scales", size, s.cpu().float(),
                   torch.from_numpy(want_s.astype(np.float32)), seed)
-    elif variant != "amax":
+    elif not variant.startswith("amax"):
         want_q = to_fp8(xn * scale, dt)  # one float32 multiply, then one rounding to fp8
-    if variant != "amax":
+    if not variant.startswith("amax"):
         lab.check("quantize", variant, size, q.cpu().float(),
                   torch.from_numpy(want_q.astype(np.float32)), seed)
 
@@ -143,7 +182,7 @@ def bench() -> None:
     bufs = buffers(n, x.device)
     for v in VARIANTS:
         ms = lab.median_ms(lambda: run(v, x, 1.0, bufs))
-        nbytes = 4.0 * n if v == "amax" else 5.0 * n + (n / 32 if v == "mxfp8_e4m3" else 0)
+        nbytes = 4.0 * n if v.startswith("amax") else 5.0 * n + (n / 32 if v == "mxfp8_e4m3" else 0)
         lab.measure("quantize", v, "bandwidth", lab.gbps(nbytes, ms), "GB/s", ceiling,
                     nbytes=nbytes, ms=ms)
 
@@ -153,7 +192,8 @@ def main() -> int:
     if args.bench:
         bench()
         return lab.finish("quantize")
-    sizes = [1, 31, 33, 4099] + ([] if args.quick else [(1 << 22) + 7])
+    # 40,000 spans three programs of amax_two_pass, the last one partial
+    sizes = [1, 31, 33, 4099, 40_000] + ([] if args.quick else [(1 << 22) + 7])
     for v in VARIANTS:
         for n in sizes:
             verify(v, n, args.seed)

@@ -180,8 +180,6 @@ CASES = [
         "- lab: vec\n  kernel: add\n  metrics: [lts__t_sectors_op_read.sum]\n"
         "- lab: nope\n  kernel: add kernel\n  metrics: []\n"),
      {("labs/A01/profile.yml", 4, "E513")}),
-    ("record-beats-its-ceiling", lambda r: edit(r, "measurements/h200.jsonl", '"value": 3000.0', '"value": 4500.0'),
-     {("measurements/h200.jsonl", 1, "W706")}),
     ("beyond-ceiling-explained", lambda r: edit(r, "measurements/h200.jsonl", '"value": 3000.0', '"value": 4500.0')
      or write(r, "measurements/beyond-ceiling.yml", "A01/vec/kernel/cuda: a read-only stream set beside a copy that also writes\n"),
      set()),

@@ -14,10 +14,18 @@ from requirements_gate import need
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIM = ROOT / "tests" / "kit_host"
-KITS = {
-    "cuda": (ROOT / "labs/common/cuda", "tutor_lab.cuh", SHIM / "cuda"),
-    "hip": (ROOT / "labs/common/hip", "tutor_lab.hip.h", SHIM / "hip"),
-}
+KITS = {"cuda": (ROOT / "labs/common/cuda", "tutor_lab.cuh"), "hip": (ROOT / "labs/common/hip", "tutor_lab.hip.h")}
+
+
+def shim_for(vendor: str, folder: Path) -> Path:
+    """The host-only runtime stand-in for a vendor: HIP's is CUDA's with the runtime's names changed, as
+    the two kits are line-for-line counterparts."""
+    if vendor == "cuda":
+        return SHIM / "cuda"
+    text = (SHIM / "cuda" / "cuda_runtime.h").read_text(encoding="utf-8").replace("cuda", "hip").replace("CUDA", "HIP")
+    (folder / "hip").mkdir(parents=True, exist_ok=True)
+    (folder / "hip" / "hip_runtime.h").write_text(text, encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="module", params=sorted(KITS))
@@ -25,8 +33,9 @@ def probe(request, tmp_path_factory):
     cxx = shutil.which("g++") or shutil.which("clang++")
     need(cxx is not None, "a C++ compiler (g++ or clang++) is needed to test the CUDA and HIP kits on the host")
     vendor = request.param
-    kit_dir, header, shim = KITS[vendor]
-    exe = tmp_path_factory.mktemp(vendor) / "kit_probe"
+    kit_dir, header = KITS[vendor]
+    work = tmp_path_factory.mktemp(vendor)
+    shim, exe = shim_for(vendor, work / "include"), work / "kit_probe"
     done = subprocess.run([cxx, "-std=c++17", "-O1", f"-I{shim}", f"-I{kit_dir}", f'-DKIT_HEADER="{header}"',
                            f"-DRT(x)={vendor}##x", str(SHIM / "kit_probe.cpp"), "-o", str(exe)],
                           capture_output=True, text=True)

@@ -161,15 +161,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if o.ok and not o.skipped:
             records += runner.records_from(root, t, o, tools)
     bar.close()
+    for r in _save_records(root, tools, records, args.course):
+        pct = f" ({100 * r['value'] / r['ceiling']['value']:.0f}% of {r['ceiling']['name']})" if r["ceiling"].get("value") and r["unit"] == r["ceiling"].get("unit") else ""
+        print(f"  {record_key(r)}: {r['value']:.4g} {r['unit']}{pct}")
+    return _report(outcomes, "bench")
+
+
+def _save_records(root: Path, tools, records: list[dict], course: bool) -> list[dict]:
+    """Write the records to the course's file for this GPU (--course) or to measurements/local/; say where."""
     if records:
         slug = runner.gpu_slug(tools.gpu)
-        out = root / "measurements" / (f"{slug}.jsonl" if args.course else f"local/{slug}.jsonl")
+        out = root / "measurements" / (f"{slug}.jsonl" if course else f"local/{slug}.jsonl")
         runner.write_records(out, records)
         print(f"wrote {len(records)} records to {out.relative_to(root)}")
-        for r in records:
-            pct = f" ({100 * r['value'] / r['ceiling']['value']:.0f}% of {r['ceiling']['name']})" if r["ceiling"].get("value") and r["unit"] == r["ceiling"].get("unit") else ""
-            print(f"  {record_key(r)}: {r['value']:.4g} {r['unit']}{pct}")
-    return _report(outcomes, "bench")
+    return records
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
@@ -181,7 +186,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if not tools.nvidia_gpu or not shutil.which("ncu"):
         print("tutor labs profile: needs an NVIDIA GPU and Nsight Compute (ncu) on this machine", file=sys.stderr)
         return 1
-    records, failures = [], 0
+    records, failures, ncu = [], 0, profile.ncu_version()
     for module in sorted({t.module for t in found}):
         labs = {t.lab for t in found if t.module == module}
         wanted, problems = profile.load(root, module, {t.lab for t in runner.targets(course, module)})
@@ -210,16 +215,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
                 {"event": "measure", "kind": "counter", "variant": f"{c.kernel}.{m}", "metric": m, "value": counted[m][0],
                  "unit": counted[m][1] or "count", "ceiling": {"name": "none (a profiler counter)", "value": 0,
                                                                "unit": counted[m][1] or "count"},
-                 "note": f"{profile.ncu_version()}, one launch of {counted[m][2]} after {c.launch_skip} skipped, "
+                 "note": f"{ncu}, one launch of {counted[m][2]} after {c.launch_skip} skipped, "
                          f"arguments {' '.join(c.args) or '(none)'}"} for m in c.metrics])
             records += runner.records_from(root, target, outcome, tools)
-    if records:
-        out = root / "measurements" / (f"{runner.gpu_slug(tools.gpu)}.jsonl" if args.course
-                                       else f"local/{runner.gpu_slug(tools.gpu)}.jsonl")
-        runner.write_records(out, records)
-        print(f"wrote {len(records)} records to {out.relative_to(root)}")
-        for r in records:
-            print(f"  {record_key(r)}: {r['value']:,.0f} {r['unit']}")
+    for r in _save_records(root, tools, records, args.course):
+        print(f"  {record_key(r)}: {r['value']:,.0f} {r['unit']}")
     return 1 if failures else 0
 
 

@@ -3,7 +3,7 @@
 labs/<MODULE>/profile.yml lists what to count:
 
     - lab: transpose            # a CUDA lab of the module
-      kernel: naive_row         # the kernel's name (matched exactly)
+      kernel: naive_row         # the kernel's name (with or without template arguments)
       launch_skip: 8            # launches of that kernel to let pass first (the checks' small sizes)
       args: [--bench]           # the lab's arguments for the profiled run
       metrics: [lts__t_requests_srcunit_tex_op_write.sum, lts__t_sectors_srcunit_tex_op_write.sum]
@@ -50,7 +50,7 @@ def load(root: Path, module: str, labs: set[str]) -> tuple[list[Counters], list[
         return [], [error(rel, 1, "E513", "profile.yml must be a list of {lab, kernel, launch_skip, args, metrics}")]
     out, problems = [], []
     for i, item in enumerate(raw):
-        line = raw.line_of(i) if hasattr(raw, "line_of") else 1
+        line = raw.line_of(i)
         if not isinstance(item, dict):
             problems.append(error(rel, line, "E513", "each entry is a mapping {lab, kernel, launch_skip, args, metrics}"))
             continue

@@ -90,3 +90,23 @@ def test_every_measurement_record_is_valid_and_current():
     course, load_diags = load_course(ROOT)
     bad = [d for d in load_diags if d.path.startswith("measurements/")] + measurement_check.check(course)
     assert not bad, "\n".join(d.format() for d in bad)
+
+
+def test_vendor_blas_is_linked_only_where_the_lab_includes_it_and_the_toolkit_has_it(tmp_path, monkeypatch):
+    from tutor_build.labs import runner
+
+    kit = tmp_path / "cuda-kit"
+    (kit / "bin").mkdir(parents=True)
+    (kit / "targets" / "x86_64-linux" / "include").mkdir(parents=True)
+    nvcc = kit / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{kit / 'bin'}:{os.environ['PATH']}")
+    lab = tmp_path / "gemm.cu"
+    lab.write_text("#if __has_include(<cublas_v2.h>)\n#include <cublas_v2.h>\n#endif\n")
+    plain = tmp_path / "copy.cu"
+    plain.write_text("#include <cuda_runtime.h>\n")
+    assert runner.blas_flags(tmp_path, "gemm.cu", "cuda") == []  # the toolkit has no cuBLAS: compile without
+    (kit / "targets" / "x86_64-linux" / "include" / "cublas_v2.h").write_text("")
+    assert runner.blas_flags(tmp_path, "gemm.cu", "cuda") == ["-lcublas"]
+    assert runner.blas_flags(tmp_path, "copy.cu", "cuda") == []

@@ -178,10 +178,11 @@ def test_roofline_has_decades_datasheet_and_measured_roofs_and_numbered_points(c
     numbers = [el.text for el in ET.fromstring(svg).iter(f"{NS}text")
                if el.get("font-weight") == "700" and re.fullmatch(r"\d+", el.text)]
     gemms = [m for m in course.measurements if m.key.startswith("C07/calibration/gemm_") and not m.local]
-    assert len(gemms) == 10 and len(numbers) == 2 * len(gemms)
+    assert len(gemms) == 15 and len(numbers) == 2 * len(gemms)  # bf16, fp8 and per-row fp8 at five M each
     assert sorted(set(numbers), key=int) == [str(i) for i in range(1, len(gemms) + 1)]  # on the plot, and listed
     listed = [t for t in all_text if "FLOP/B" in t]
-    assert len(listed) == len(gemms) and listed[0].startswith("bf16 GEMMs of one layer, M = 1:") and "fp8" in listed[-1]
+    assert len(listed) == len(gemms) and listed[0].startswith("bf16 GEMMs of one layer, M = 1:")
+    assert any(t.startswith("fp8 GEMMs of one layer") for t in all_text)
     assert not any("_ctx" in t or "/python" in t for t in all_text)
     assert "[@nvidia-h200-datasheet]" in caption
 
@@ -258,3 +259,19 @@ def test_a_plot_of_an_undeclared_lab_is_an_error_at_the_placeholder(course_copy)
     page = "modules/C07-capstone-serving-node/5-performance.md"
     line = next(i for i, s in enumerate((course_copy / page).read_text().splitlines(), 1) if 'plot("C07/kv_read")' in s)
     assert [(p, ln, c) for p, ln, c, _ in diagnose(course_copy)] == [(page, line, "E511")]
+
+
+def test_a_roofline_of_several_prefixes_places_the_points_of_every_prefix(course):
+    filler = Filler(course)
+    token = filler.fill('{{ roofline("C07/calibration/gemm_bf16", "C07/calibration/gemm_fp8") }}', "../")
+    m = TOKEN.fullmatch(token)
+    assert m, token[:200]
+    shown = texts(filler.inline[m.group("key")])
+    listed = [t for t in shown if "FLOP/B" in t]
+    bf16 = [x for x in course.measurements if x.key.startswith("C07/calibration/gemm_bf16") and not x.local]
+    fp8 = [x for x in course.measurements if x.key.startswith("C07/calibration/gemm_fp8") and not x.local]
+    assert bf16 and fp8 and len(listed) == len(bf16) + len(fp8), listed
+    legend = " ".join(shown)
+    assert "fp8 GEMMs" in legend and legend.index("bf16 GEMMs") < legend.index("fp8 GEMMs")  # the prefixes' order
+    one, _, _ = draw(course, "roofline", "C07/calibration/gemm_bf16")  # one prefix still draws as before
+    assert one != m.group("key")

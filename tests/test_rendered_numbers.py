@@ -44,9 +44,15 @@ def expected(func: str, args: tuple[str, ...]) -> list[str]:
     if func in ("measured", "value"):
         r = RECORDS[args[0]]
         unit = r["unit"]
-        if r.get("kind") == "counter" and r["value"] != 1:  # 268,435,456 requests; a bare "count" has no word
-            unit = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": ""}.get(unit, unit + "s")
-        out = [f"{number(r['value'])} {unit}".strip()]
+        whole = r.get("kind") == "counter" and float(r["value"]).is_integer()
+        if r.get("kind") == "counter":  # 268,435,456 requests; 18 registers/thread; a bare "count" has no word
+            words = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": "", "hz": "Hz"}
+            if unit in ("%", "hz"):
+                unit = words.get(unit, unit)
+            elif r["value"] != 1:
+                head, slash, rest = unit.partition("/")
+                unit = words.get(unit, (head if head.endswith("s") else head + "s") + slash + rest)
+        out = [f"{int(r['value']):,} {unit}".strip() if whole else f"{number(r['value'])} {unit}".strip()]
         c = r["ceiling"]
         if func == "measured" and c["unit"] == r["unit"] and c["value"]:
             out.append(f"{100 * r['value'] / c['value']:.0f}% of the {number(c['value'])} {c['unit']} {c['name']}")

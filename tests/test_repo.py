@@ -42,3 +42,15 @@ def test_axe_core_is_locked_to_one_version():
     installed = ROOT / "node_modules" / "axe-core" / "package.json"
     if installed.exists():  # absent only where npm is not installed; the browser tests then say so
         assert json.loads(installed.read_text())["version"] == wanted
+
+
+def test_no_section_file_repeats_a_heading_of_its_own_level_two():
+    # A subsection pasted twice (an edit that kept the old copy) shows as the same `## ` heading twice.
+    import collections
+    import pathlib
+
+    repeated = []
+    for path in sorted(pathlib.Path(__file__).resolve().parents[1].glob("modules/*/[1-9]-*.md")):
+        heads = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
+        repeated += [f"{path.name}: {h}" for h, n in collections.Counter(heads).items() if n > 1]
+    assert not repeated, repeated

@@ -403,7 +403,7 @@ def _extra_sizes(src: str) -> list[int]:
 
 
 @pytest.mark.parametrize("path", sorted(TIMELINE_SOURCES))
-def test_timeline_poisons_inside_h2d_and_checks_partial_blocks_off_the_clock(path):
+def test_timeline_poisons_before_h2d_and_checks_partial_blocks_off_the_clock(path):
     block_marker, first_copy, poison = TIMELINE_SOURCES[path]
     src = lab(path)
     block = int(re.search(re.escape(block_marker) + r"(\d+)", src).group(1))
@@ -414,6 +414,9 @@ def test_timeline_poisons_inside_h2d_and_checks_partial_blocks_off_the_clock(pat
     assert main.index("pageable memory: the runtime stages it") < main.index(first_copy)
     between = main[main.index(poison):main.index("t_poison = ms_since(t)")]
     assert "Synchronize()" in between or "sync()" in between
+    # the h2d phase ends with the device idle: a pageable copy may return before its last DMA lands
+    h2d = main[main.index(first_copy):main.index("t_h2d = ms_since(t)")]
+    assert "Synchronize()" in h2d or "sync()" in h2d, path
     # ... and taken out of the total, which is read before the extra checks: none of them is on the clock
     assert "t_total = ms_since(start) - t_poison" in main
     assert main.index("t_total = ms_since(start) - t_poison") < main.index("verify(m, args.seed)")
@@ -441,3 +444,24 @@ def test_timeline_page_says_the_poison_is_outside_the_phases(recs):
     assert "(1 and 1,000 with `--quick` in Triton)" in para
     never_states(M, "the worked solution does not")
     never_states(M, "inside h2d")
+
+
+def test_timeline_events_hold_the_launch_path_and_are_not_a_phase(recs):
+    """The start event is recorded before the launch call (tutor_lab's median_ms), so kernel_events holds the
+    host's launch path too: for Triton, Python code, several times the CUDA interval for the same kernel."""
+    for kit, start, call in (("labs/common/cuda/tutor_lab.cuh", "cudaEventRecord(start)", "launch();"),
+                             ("labs/common/python/tutor_lab.py", "start.record()", "fn()")):
+        body = lab(kit)
+        body = body[body.index("median_ms"):]
+        assert body.index(start) < body.index(call, body.index(start)), kit
+    cuda, tri = (r["value"] for r in need(recs, EVENTS, "A01/timeline/kernel_events/triton"))
+    assert tri > 2 * cuda, "the page says the Triton interval is several times the CUDA one"
+    para = states(M, "several times the", near="Nor is the warm `kernel_events` time the kernel alone", files="4-labs.md")
+    assert "Python launch path" in para
+    para = states(M, "more than 100%", near="is printed with a share as well", files="4-labs.md")
+    assert "not a phase" in para
+    for path in TIMELINE_SOURCES:
+        assert "kernel_events times the kernel again, warm: it is not a phase and not in the total" in lab(path), path
+    never_states(M, "time is the kernel itself")
+    never_states(M, 'the kind of "kernel time" a profiler')
+    never_states(M, 'the smallest "kernel time" there is')

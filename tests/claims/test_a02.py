@@ -538,3 +538,51 @@ def test_profiler_counts_the_bank_conflict_passes(recs):
     para = states("A02", f"took {per_tiled:.1f} passes each", near="Both kernels issue the same")
     assert f"the {BANKS} the derivation predicts" in para and f"took {per_padded:.2f}." in para
     assert f"$2^{{{(BENCH_M * BENCH_N).bit_length() - 1}}} / {WARP} = 2^{{{warp_loads.bit_length() - 1}}}$" in para
+
+
+def test_bank_conflict_counter_is_every_extra_pass_and_the_residues_are_stated(recs):
+    """The "bank conflicts" counter equals wavefronts minus instructions in both kernels: every pass beyond the
+    first, whatever its cause. The conflict-free row stores take extra passes too; the page reports them (the
+    store instructions are the same 2^23 as the loads: one store into the tile per element) and calls the
+    residues unexplained."""
+    def counter(kernel, metric):
+        return recs[f"A02/transpose/{kernel}.{metric}/cuda"]["value"]
+
+    inst, ld, st = ("smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+    conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+    warp_ops = BENCH_M * BENCH_N // WARP
+    for kernel in ("tiled", "tiled_padded"):
+        assert counter(kernel, conflicts) == counter(kernel, ld) - counter(kernel, inst), kernel
+    para = states("A02", "wavefronts", near='The "bank conflicts" column is not a separate count')
+    assert "minus the instructions, exactly" in para and "every pass beyond the first" in para
+    st_tiled, st_padded = counter("tiled", st) / warp_ops, counter("tiled_padded", st) / warp_ops
+    assert 1 < st_tiled < 1.1 and 1 < st_padded < 1.1
+    para = states("A02", f"{st_tiled:.3f}", near="Those of `tiled` took 1.0")
+    assert f"`tiled_padded` {st_padded:.3f}." in para
+    residue = counter("tiled_padded", ld) / warp_ops - 1
+    assert f"about one extra pass in {1 / residue:.1f}" in para
+    above = counter("tiled", ld) / warp_ops - BANKS
+    assert f"the {above:.2f} passes of `tiled` above its {BANKS}" in para and "unexplained" in para
+    fold = counter("tiled", ld) / counter("tiled_padded", ld)
+    para = states("A02", f"{fold:.1f}-fold", near="Padding cut the load wavefronts")
+    assert f"not the {BANKS}-fold of the derivation" in para
+    states("A02", f"{above:.2f} more", near="Both kernels issue the same")
+    never_states("A02", "The 32-fold difference is the mechanism")
+    never_states("A02", "one extra pass in nine")
+
+
+def test_triton_shape_spread_is_within_the_timing_resolution(recs):
+    """Two timings of the winning shape differ by about as much as the shapes do: "of the same order", not
+    "as large as"; the winner was the first candidate timed (CANDIDATES order)."""
+    shapes = {k.split("/")[2]: r["value"] for k, r in recs.items()
+              if k.startswith("A02/transpose/shape_") and k.endswith("/triton")}
+    best, fastest = recs["A02/transpose/best/triton"]["value"], max(shapes.values())
+    repeat, spread = fastest - best, fastest - min(shapes.values())
+    assert 0 < repeat < spread < 3 * repeat, "the page: the same order"
+    src = (ROOT / "labs/A02/triton/transpose.py").read_text(encoding="utf-8")
+    first = re.search(r"CANDIDATES = \[dict\(BM=(\d+), BN=(\d+), num_warps=(\d+)\)", src).groups()
+    assert max(shapes, key=shapes.get) == "shape_{}x{}_w{}".format(*first)
+    para = states("A02", "same order", near="The difference between two timings of one kernel")
+    assert "the winner was the first candidate timed" in para and "Python launch path" in para
+    never_states("A02", "is as large as the spread between the shapes")

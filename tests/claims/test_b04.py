@@ -621,3 +621,67 @@ def test_profiler_instruction_mix_of_the_two_encoders():
     assert f"removes {sw_all - hw_all:.1f} instructions and {sw_int - hw_int:.1f} integer" in para
     assert abs((sw_all - hw_all) - 27) < 2 and abs((sw_int - hw_int) - 18) < 3  # the SASS count of the normal path
     states("B04", "about 27 instructions per", near="In FLOP the kernel is nothing")
+
+
+# ---------------------------------------------------------------- corrections: what each number rests on
+def test_integer_ridge_at_the_measured_copy_and_what_the_64_rests_on():
+    sms = hardware.value("h200", "units")
+    clock = hardware.peak("h200", "fp32") / (sms * FP32_LANES * 2)
+    ints = sms * INT_OPS_PER_CLOCK * round(clock / 1e9, 2) * 1e9
+    copy = _rec("B04/quantize/tensor_e4m3/cuda")["ceiling"]["value"] * 1e9
+    assert copy < hardware.value("h200", "hbm_bw")
+    para = states("B04", f"about {ints / (copy / (FLOAT_BYTES + FP8_BYTES)):.0f}",
+                  near="at the copy bandwidth measured in the quantize run")
+    assert 'ceiling("B04/quantize/tensor_e4m3/cuda")' in para
+    assert "compute capability 7.x" in para and "assumption that Hopper kept the rate" in para
+    assert "boost clock" in para
+    para = states("B04", "upper bound", near="The 64 per clock is the rate of the integer arithmetic-logic pipe")
+    assert "`IMAD`" in para and "FMA" in para
+    never_states("B04", "On Hopper a streaming multiprocessor")
+
+
+def test_scalar_amax_range_is_called_weak_and_amax_vec_is_the_evidence():
+    total = THREADS_PER_SM * FLOAT_BYTES * SMS
+    copy = _rec(AMAX)["ceiling"]["value"] * 1e9
+    lo, hi = total / 700e-9 / copy, total / 300e-9 / copy
+    para = states("B04", f"from {lo:.0%} to {hi:.0%} of the copy ceiling", near="That agreement is weak on its own")
+    assert "`amax_vec` keeps everything but the bytes in flight" in para
+    assert _of_copy(AMAX_VEC) > 1.0 > hi > _of_copy(AMAX) > lo
+    never_states("B04", "The model and the record agree: the kernel is latency-bound.")
+
+
+def test_beyond_ceiling_reason_names_records_that_beat_the_copy():
+    """The exemption of amax_vec: read+write kernels in the same records also beat the D2D copy; amax_vec by more."""
+    import yaml
+
+    reason = yaml.safe_load((ROOT / "measurements/beyond-ceiling.yml").read_text())[AMAX_VEC]
+    named = re.findall(r"[AB]\d\d/\w+/\w+/(?:cuda|triton)", reason)
+    assert set(named) == {"A01/vector_add/float4/cuda", MX_HW, T_CHUNKED}
+    for key in named:
+        assert 1.0 < _of_copy(key) < _of_copy(AMAX_VEC), key
+    assert "neither is measured" in reason and "HBM serves reads alone faster" not in reason
+    para = states("B04", "a few per cent more", near="It beats the copy by")
+    assert "neither is measured here" in para
+    states("B04", "not a roof", near="The prediction is a stream at the copy ceiling")
+    never_states("B04", "HBM serves reads alone faster")
+
+
+def test_mx_vec_attribution_is_not_measured():
+    src = QUANT_CU.read_text()
+    n = 2 ** int(re.search(r"bench\(v, size_t\(1\) << (\d+)", src).group(1))
+    unroll, threads = _const(src, "kUnroll"), _const(src, "kThreads")
+    assert "const unsigned mx_blocks = (unsigned)(((n + 3) / 4 + kUnroll * kThreads - 1) / (kUnroll * kThreads));" in src
+    blocks = ((n + 3) // 4 + unroll * threads - 1) // (unroll * threads)
+    cap = int(re.search(r"\(work \+ kThreads - 1\) / kThreads, (\d+)\)", src).group(1))
+    para = states("B04", f"{blocks:,} blocks", near="What is left between `mxfp8_e4m3_vec` and the cast is not measured")
+    assert f"at most {cap:,} blocks" in para
+    never_states("B04", "What is left between `mxfp8_e4m3_vec` and the cast is the block's shuffles and its scale")
+
+
+def test_triton_atomic_bound_says_it_holds_the_launch_path():
+    para = states("B04", "Python launch path", near="Triton's `amax`: the atomics")
+    assert "upper bound on the atomics' cost, not a measurement of it, and a loose one" in para
+    # the event interval opens before the launch call in the Python kit
+    kit = (ROOT / "labs/common/python/tutor_lab.py").read_text()
+    body = kit[kit.index("def median_ms"):]
+    assert body.index("start.record()") < body.index("fn()", body.index("start.record()"))

@@ -32,12 +32,15 @@ def check(course: Course) -> list[Diagnostic]:
                     if key not in keys:
                         out.append(error(path, p.line, "E703", f"no measurement record for '{key}'"))
             elif p.func in ("plot", "roofline"):
-                if len(p.args) != 1 or not any(k.startswith(p.args[0]) for k in keys):
+                prefixes = p.args if p.func == "roofline" else p.args[:1]  # a roofline may take several prefixes
+                if (p.func == "plot" and len(p.args) != 1) or not p.args \
+                        or not all(any(k.startswith(a) for k in keys) for a in prefixes):
                     out.append(error(path, p.line, "E703", f"no measurement records to plot for {p.raw}"))
-                elif p.func == "roofline" and not roofline_points(course, p.args[0]):
-                    out.append(error(path, p.line, "E707", f"no record under {p.args[0]} counted its bytes and FLOPs: {p.raw}"))
+                elif p.func == "roofline" and not all(roofline_points(course, a) for a in prefixes):
+                    bare = next(a for a in prefixes if not roofline_points(course, a))
+                    out.append(error(path, p.line, "E707", f"no record under {bare} counted its bytes and FLOPs: {p.raw}"))
                 else:
-                    out += _plot_problems(course, path, p.line, p.func, p.args[0])
+                    out += _plot_problems(course, path, p.line, p.func, *prefixes)
     out += _declaration_problems(course)
     explained, problems = beyond_ceiling(course)
     out += problems
@@ -83,19 +86,20 @@ def _declaration_problems(course: Course) -> list[Diagnostic]:
     return out
 
 
-def _plot_problems(course: Course, path: str, line: int, func: str, prefix: str) -> list[Diagnostic]:
+def _plot_problems(course: Course, path: str, line: int, func: str, prefix: str, *more: str) -> list[Diagnostic]:
     """A plot whose module declares its plots but not this lab (E511), or that cannot be drawn (E512)."""
     from ..render import plots
 
     out: list[Diagnostic] = []
-    module, _, rest = prefix.partition("/")
-    lab = rest.split("/")[0]
-    decl_file = course.root / PLOTS_FILE.format(module=module)
-    if lab and decl_file.is_file() and lab not in plot_declarations(course.root, module)[0]:
-        out.append(error(path, line, "E511", f"{func}(\"{prefix}\"): lab '{lab}' has no entry in {PLOTS_FILE.format(module=module)}, "
-                                             "which gives the plot its order and labels"))
+    for each in (prefix, *more):
+        module, _, rest = each.partition("/")
+        lab = rest.split("/")[0]
+        decl_file = course.root / PLOTS_FILE.format(module=module)
+        if lab and decl_file.is_file() and lab not in plot_declarations(course.root, module)[0]:
+            out.append(error(path, line, "E511", f"{func}(\"{each}\"): lab '{lab}' has no entry in {PLOTS_FILE.format(module=module)}, "
+                                                 "which gives the plot its order and labels"))
     try:
-        (plots.roofline_chart if func == "roofline" else plots.bar_chart)(course, prefix)
+        (plots.roofline_chart if func == "roofline" else plots.bar_chart)(course, prefix, *more)
     except KeyError:
         pass  # no records: E703 above
     except ValueError as exc:  # PlotError (labels that overlap) or a canvas refusal (text too small, too wide)

@@ -141,6 +141,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             progress.forget(root, t.name)
     bar.close()
     code = _report(outcomes, "verify")
+    quick = [o.target for o in outcomes if not o.skipped and o.target.vendor in ("triton", "python") and not tools.gpu]
+    if quick and not args.quick:  # the runner adds --quick without a GPU: say so, and how to check every size
+        print(f"no GPU here: {len(quick)} Triton/PyTorch lab(s) ran their --quick sizes (the interpreter is slow); "
+              f"`python {quick[0].source(args.exercise)}` checks every size the page lists")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):
         print(f"recorded in {progress.PROGRESS}; `tutor labs status` lists what you have done")
     return code

@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -71,14 +72,37 @@ def _compiler_messages(text: str) -> str:
     return NVCC_LOCATION.sub(lambda m: f"{m.group('file')}:{m.group('line')}: ", text).strip()
 
 
-def build_command(target: LabTarget, exercise: bool, tools: Toolchains, cuda_arch: str) -> list[str]:
+# A lab that times the vendor BLAS beside its own kernels includes its header under `__has_include`, so that
+# it compiles where the toolkit lacks it (and reports that ceiling as skipped); where the header is there,
+# the program is linked against the library.
+VENDOR_BLAS = {"cuda": ("nvcc", "cublas_v2.h", "-lcublas"), "hip": ("hipcc", "hipblas/hipblas.h", "-lhipblas")}
+
+
+def _toolkit_has(compiler: str, header: str) -> bool:
+    """Whether the toolkit next to `compiler` (bin/ -> include/, or targets/*/include/) has `header`."""
+    found = shutil.which(compiler)
+    if not found:
+        return False
+    root = Path(found).resolve().parent.parent
+    return any((d / header).is_file() for d in [root / "include", *root.glob("targets/*/include")])
+
+
+def blas_flags(root: Path, src: str, vendor: str) -> list[str]:
+    compiler, header, flag = VENDOR_BLAS[vendor]
+    text = (root / src).read_text(encoding="utf-8", errors="replace")
+    return [flag] if f"<{header}>" in text and _toolkit_has(compiler, header) else []
+
+
+def build_command(target: LabTarget, exercise: bool, tools: Toolchains, cuda_arch: str, root: Path = Path(".")) -> list[str]:
     src, out = target.source(exercise), target.binary(exercise)
     if target.vendor == "cuda":
-        return ["nvcc", "-O3", "-std=c++17", f"-arch={cuda_arch}", "-lineinfo", "-I", "labs/common/cuda", "-o", out, src]
+        return ["nvcc", "-O3", "-std=c++17", f"-arch={cuda_arch}", "-lineinfo", "-I", "labs/common/cuda", "-o", out, src,
+                *blas_flags(root, src, "cuda")]
     if target.vendor == "hip":
         archs = [f"--offload-arch={a}" for a in HIP_ARCHS]
         if tools.amd_gpu:  # a real AMD GPU: link a program for this machine
-            return ["hipcc", "-O3", "-std=c++17", "--offload-arch=native", "-I", "labs/common/hip", "-o", out[:-2], src]
+            return ["hipcc", "-O3", "-std=c++17", "--offload-arch=native", "-I", "labs/common/hip", "-o", out[:-2], src,
+                    *blas_flags(root, src, "hip")]
         return ["hipcc", "-O3", "-std=c++17", *archs, "-I", "labs/common/hip", "-c", "-o", out, src]
     raise ValueError(f"{target.vendor} labs are not compiled")
 
@@ -89,7 +113,7 @@ def build(root: Path, target: LabTarget, tools: Toolchains, exercise: bool = Fal
         return Outcome(target, True, skipped=why)
     (root / target.binary(exercise)).parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HIP_PLATFORM="amd") if target.vendor == "hip" else None
-    cmd = build_command(target, exercise, tools, cuda_arch)
+    cmd = build_command(target, exercise, tools, cuda_arch, root)
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     messages = _compiler_messages(done.stdout + done.stderr)
     return Outcome(target, done.returncode == 0, detail=messages)

@@ -4,11 +4,13 @@ One kernel configuration -- threads per block ``T``, registers per thread ``R``,
 memory (LDS) per block ``S`` -- evaluated on a Hopper SM and on a CDNA 3 CU.
 
 Hopper (32-lane warps). With ``w = ceil(T/32)`` warps per block, registers allocated per
-warp in units of 256 and shared memory in units of 128 bytes plus 1 KiB the system keeps
-per block, the resident blocks per SM are
+warp in units of 256 from the 16,384 of the warp's own SM sub-partition (four per SM; CUDA's
+``cuda_occupancy.h``, ``cudaOccMaxBlocksPerSMRegsLimit``, computes the register limit the same
+way), and shared memory in units of 128 bytes plus 1 KiB the system keeps per block, the
+resident blocks per SM are
 
 $$ n = \\min\\Big(\\Big\\lfloor\\frac{64}{w}\\Big\\rfloor,\\;
-      \\Big\\lfloor\\frac{\\lfloor 65536 / \\lceil 32R \\rceil_{256} \\rfloor}{w}\\Big\\rfloor,\\;
+      \\Big\\lfloor\\frac{4 \\lfloor 16384 / \\lceil 32R \\rceil_{256} \\rfloor}{w}\\Big\\rfloor,\\;
       \\Big\\lfloor\\frac{228\\,\\text{KiB}}{\\lceil S + 1\\,\\text{KiB}\\rceil_{128}}\\Big\\rfloor,\\; 32\\Big) $$
 
 and the occupancy is ``n w / 64``.
@@ -35,6 +37,11 @@ from typing import Any, Mapping
 
 from . import hardware
 from ._common import ceil_div, clamp_inputs
+
+# SM sub-partitions of a Hopper SM, each with its own quarter of the register file (H100 whitepaper's
+# SM diagram; cuda_occupancy.h's cudaOccSubPartitionsPerMultiprocessor). A warp's registers come from
+# its own sub-partition, so the register limit is counted per quarter, then times four.
+SUB_PARTITIONS = 4
 
 INPUTS: dict[str, dict[str, Any]] = {
     "threads": {"kind": "int", "min": 1, "max": 1024, "default": 256,
@@ -63,7 +70,7 @@ def hopper(device: str, threads: int, registers: int, shared: float) -> dict[str
         return _dead("shared memory", w, max_warps, lanes)
     unit = int(d["reg_alloc_unit"])
     regs_per_warp = ceil_div(registers * lanes, unit) * unit
-    warps_by_regs = int(d["regs_per_unit"]) // regs_per_warp
+    warps_by_regs = SUB_PARTITIONS * (int(d["regs_per_unit"]) // SUB_PARTITIONS // regs_per_warp)
     smem_alloc = int(d["shared_alloc_unit"])
     smem_block = ceil_div(int(-(-shared // 1)) + int(d["shared_reserved_per_block"]), smem_alloc) * smem_alloc
     limits = {

@@ -28,14 +28,31 @@ def fmt_value(value: float, unit: str) -> str:
 
 
 # Nsight Compute's units as a reader says them of a count other than one ("count" needs no word).
-COUNTER_UNITS = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": ""}
+COUNTER_UNITS = {"request": "requests", "sector": "sectors", "inst": "instructions", "count": "", "%": "%", "hz": "Hz"}
+
+
+def counter_unit(unit: str, value: float) -> str:
+    """A counter's unit in words: 268,435,456 requests, 18 registers/thread, 1 distinct sum, 97.7 %."""
+    if unit in COUNTER_UNITS:
+        return COUNTER_UNITS[unit] if value != 1 or unit in ("%", "hz") else unit
+    if value == 1:
+        return unit
+    head, slash, rest = unit.partition("/")  # the counted thing is the part before a slash
+    return (head if head.endswith("s") else head + "s") + slash + rest
 
 
 def unit_of(m: Measurement) -> str:
     """A profiler counter's unit as a reader says it: Nsight Compute's "request" counts 268,435,456 requests."""
-    if m.raw.get("kind") == "counter" and m.value != 1:
-        return COUNTER_UNITS.get(m.unit, m.unit if m.unit.endswith("s") else m.unit + "s")
+    if m.raw.get("kind") == "counter":
+        return counter_unit(m.unit, m.value)
     return m.unit
+
+
+def fmt_measured(m: Measurement) -> str:
+    """A record's value and unit; a whole-number counter as the integer it is (11 distinct sums, not 11.0)."""
+    if m.raw.get("kind") == "counter" and float(m.value).is_integer():
+        return f"{int(m.value):,} {unit_of(m)}".strip()
+    return fmt_value(m.value, unit_of(m))
 
 
 def fmt_ratio(r: float) -> str:
@@ -53,7 +70,7 @@ def describe(m: Measurement, kit: str = "") -> str:
     pct = m.percent_of_ceiling
     share = f", {pct:.0f}% of the {fmt_value(m.ceiling_value, m.ceiling_unit)} {m.ceiling_name}" if pct is not None else ""
     with_kit = f", with the lab kit of {kit}" if kit else ""
-    return f"**{fmt_value(m.value, unit_of(m))}**{share} (measured on {m.gpu}, {m.toolkit}, {m.date}{with_kit})"
+    return f"**{fmt_measured(m)}**{share} (measured on {m.gpu}, {m.toolkit}, {m.date}{with_kit})"
 
 
 @dataclass
@@ -95,13 +112,14 @@ class Filler:
         return self.inline_svg(key, figure_svg(spec), f"**Figure {number}.** {spec.caption}",
                                asset=f"assets/generated/figures/{key}.svg")
 
-    def plot(self, func: str, prefix: str) -> str:
-        """A measurement plot inlined in the page (render/plots.py), with a downloadable copy of it."""
+    def plot(self, func: str, prefix: str, *more: str) -> str:
+        """A measurement plot inlined in the page (render/plots.py), with a downloadable copy of it. A roofline
+        may take several prefixes: the points of all of them on one chart."""
         from . import plots
 
-        name = re.sub(r"[^A-Za-z0-9]+", "-", prefix).strip("-").lower()
+        name = re.sub(r"[^A-Za-z0-9]+", "-", "-".join((prefix, *more))).strip("-").lower()
         if func == "roofline":
-            svg, caption = plots.roofline_chart(self.course, prefix)
+            svg, caption = plots.roofline_chart(self.course, prefix, *more)
             key, asset = f"roofline-{name}", f"assets/generated/plots/roofline-{name}.svg"
         else:
             svg, caption = plots.bar_chart(self.course, prefix)
@@ -119,7 +137,7 @@ class Filler:
             return describe(rec, kit) + self._local_note(args[0])
         if func == "value":
             rec = self._get(args[0])
-            return fmt_value(rec.value, unit_of(rec))
+            return fmt_measured(rec)
         if func == "ceiling":
             rec = self._get(args[0])
             return f"{fmt_value(rec.ceiling_value, rec.ceiling_unit)} ({rec.ceiling_name})"
@@ -129,7 +147,9 @@ class Filler:
         if func == "share":
             a, b = self._get(args[0]), self._get(args[1])
             return fmt_percent(100 * a.value / b.value)
-        if func in ("plot", "roofline"):
+        if func == "roofline":
+            return self.plot(func, *args)
+        if func == "plot":
             return self.plot(func, args[0])
         return "{{ " + func + "(" + ", ".join(args) + ") }}"
 

@@ -106,7 +106,7 @@ def ceiling_of(m: Measurement) -> Ceiling:
     if not m.ceiling_value or m.unit != m.ceiling_unit:
         return Ceiling("none", "")
     low = name.lower()
-    if "copy" in low:
+    if "device-to-device copy" in low:  # the copy ceiling itself, not a ceiling derived from it
         return Ceiling("copy", "copy")
     if "total" in low:
         return Ceiling("total", "total")
@@ -373,21 +373,30 @@ def _decade_range(lo: float, hi: float) -> tuple[float, float]:
     return 10.0 ** a, 10.0 ** math.ceil(math.log10(hi))
 
 
-def roofline_chart(course: Course, prefix: str) -> tuple[str, str]:
+def roofline_chart(course: Course, prefix: str, *more: str) -> tuple[str, str]:
     """(svg, caption): measured points against the roofs: the datasheet's HBM bandwidth and peak rates (cited
-    in tutor_build/models/hardware.py), and the device-to-device copy measured on the same GPU, if any."""
+    in tutor_build/models/hardware.py), and the device-to-device copy measured on the same GPU, if any. With
+    several prefixes, the points of all of them, in the order the prefixes are given, each named by its module."""
     from ..models import hardware
 
-    order = {m.key: i for i, m in enumerate(plotted_records(course, prefix))}
-    points = sorted(roofline_points(course, prefix), key=lambda p: order.get(p[3].key, len(order)))
+    prefixes = (prefix, *more)
+    order: dict[str, int] = {}
+    for p in prefixes:
+        for m in plotted_records(course, p):
+            order.setdefault(m.key, len(order))
+    found = {pt[3].key: pt for p in prefixes for pt in roofline_points(course, p)}
+    points = sorted(found.values(), key=lambda p: order.get(p[3].key, len(order)))
     if not points:
         raise KeyError(prefix)
     gpu = points[0][3].gpu
     device = _device_key(gpu)
     vendors = {str(p[3].raw.get("vendor", "")) for p in points}
+    modules = {str(p[3].raw.get("module", "")) for p in points}
 
     def name(m: Measurement) -> str:
         label = variant_label(course, m)
+        if len(modules) > 1:
+            label = f"{m.raw.get('module', '')}: {label}"
         return f"{label} ({vendor_label(str(m.raw.get('vendor', '')))})" if len(vendors) > 1 else label
 
     roofs: list[tuple[str, float, float, str, str | None]] = []  # (legend, bandwidth, peak, colour, dash)
@@ -395,7 +404,7 @@ def roofline_chart(course: Course, prefix: str) -> tuple[str, str]:
     if device:
         bw = hardware.value(device, "hbm_bw")
         cites.append(hardware.DEVICES[device]["hbm_bw"].cite)
-        for precision, colour, dash in (("bf16", "s2", None), ("fp8", "s6", "9 4 2 4")):
+        for precision, colour, dash in (("fp32", "s4", "2 3"), ("bf16", "s2", None), ("fp8", "s6", "9 4 2 4")):
             peak = hardware.peak(device, precision)
             roofs.append((f"datasheet: {bw / 1e12:.1f} TB/s, {precision} {peak / 1e12:,.0f} TFLOP/s (ridge {peak / bw:.0f})",
                           bw, peak, colour, dash))
@@ -495,8 +504,8 @@ def roofline_chart(course: Course, prefix: str) -> tuple[str, str]:
     roof_words = "; ".join(r[0] for r in roofs) + (f"; measured device-to-device copy {copy_bw / 1e12:.2f} TB/s" if copy_bw else "")
     alt = (f"Log-log roofline on {gpu}: attainable TFLOP/s against FLOP per byte. Roofs: {roof_words or 'none'}. "
            f"Measured points: " + "; ".join(alt_points) + ".")
-    svg = _checked(c.render(alt), f"roofline {prefix}")
-    what = _what(course, _panels([p[3] for p in points]))
+    svg = _checked(c.render(alt), f"roofline {', '.join(prefixes)}")
+    what = "; ".join(dict.fromkeys(_what(course, [panel]) for panel in _panels([p[3] for p in points])))
     cite = " ".join(f"[@{k}]" for k in dict.fromkeys(cites))
     copy_part = (f", and the device-to-device copy measured on the same GPU ({copy_bw / 1e12:.2f} TB/s, the median of the "
                  "course's runs)") if copy_bw else ""

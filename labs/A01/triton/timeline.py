@@ -44,7 +44,8 @@ def add(a, b, c):
 
 def verify(n: int, seed: int) -> None:
     """The kernel alone, once, on fresh random inputs with a poisoned output inside guard zones,
-    compared with the CPU: the checks of Lab 1, run after the timeline, outside its clock."""
+    compared with the same sum computed by PyTorch on the same device (bit-identical for an fp32 add):
+    the checks of Lab 1, run after the timeline, outside its clock."""
     a, b = tutor_lab.rand(n), tutor_lab.rand(n)
     c = tutor_lab.output_like(a, name="c")
     add(a, b, c)
@@ -117,7 +118,8 @@ def main() -> int:
     for m in [1, 1000] + ([] if args.quick else [(1 << 20) + 7]):
         verify(m, args.seed)
 
-    # The kernel alone, as a profiler would report it: warm launches between device events.
+    # The kernel alone, warm, between device events: the interval also holds Triton's Python launch path,
+    # which runs on the host after the start event is recorded, so it is longer than a profiler's kernel time.
     da, db, dc = a.to(DEVICE), b.to(DEVICE), torch.empty(n, device=DEVICE)
     t_events = tutor_lab.median_ms(lambda: add(da, db, dc))
 
@@ -129,6 +131,7 @@ def main() -> int:
         if args.bench:
             tutor_lab.measure("timeline", name, "time", ms, "ms", total)
     print(f"(poisoning c took {t_poison:.3f} ms, outside the phases and the total)", file=sys.stderr)
+    print("(kernel_events times the kernel again, warm: it is not a phase and not in the total)", file=sys.stderr)
     if os.environ.get("TRITON_INTERPRET") == "1":
         print("these times come from Triton's CPU interpreter, which runs the kernel as Python on this CPU,\n"
               "far slower than a GPU: here the kernel looks like most of the program, the opposite of a\n"

@@ -5,7 +5,7 @@
 //   tensor_e4m3fnuz  q = e4m3fnuz(x * s), s = 240 / amax, saturating   (FNUZ, CDNA 3)
 //   delayed_e4m3     q = e4m3(x * s_old) and amax(x) in the same pass (delayed scaling)
 //   mxfp8_e4m3       OCP MX: per block of 32, an E8M0 scale 2^(floor(log2 amax) - 8)
-//   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/B04/hip/quantize.hip -o quantize  // vendor-specific
+//   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/B04/hip/quantize_exercise.hip -o quantize  // vendor-specific
 //   run:   ./quantize           checks every variant bit for bit against the host reference
 //          ./quantize --bench   bandwidth (bytes read + written) vs the copy ceiling
 #define B04_CODEC_ONLY

@@ -1,7 +1,7 @@
 """EXERCISE: fill in the TODOs of quantize_mx_kernel; the checks fail until they are right.
 
 B04 quantize (Triton): float32 -> fp8 with a scale, the memory-bound kernel in front of
-every fp8 GEMM. The same variants as the CUDA and HIP labs, checked bit for bit:
+every fp8 GEMM. The variants the TODOs need, checked bit for bit (quantize.py, the solution, has more):
 
     amax             max |x| over the tensor (the first read of "current" per-tensor scaling)
     tensor_e4m3      q = e4m3(x * s), s = 448 / amax, saturating       (OCP, Hopper)
@@ -9,7 +9,7 @@ every fp8 GEMM. The same variants as the CUDA and HIP labs, checked bit for bit:
     delayed_e4m3     q = e4m3(x * s_old) and amax(x) in the same pass (delayed scaling)
     mxfp8_e4m3       OCP MX: per block of 32, an E8M0 scale 2^(floor(log2 amax) - 8)
 
-    python labs/B04/triton/quantize.py [--quick | --bench]   (TRITON_INTERPRET=1 on a CPU)
+    python labs/B04/triton/quantize_exercise.py [--quick | --bench]   (TRITON_INTERPRET=1 on a CPU; --bench needs a GPU)
 """
 
 from __future__ import annotations

@@ -5,17 +5,19 @@ A stack of transformer layers at the true size of one GPU's share of Llama 3.1 7
 28672 / 8 = 3584), random weights, a KV cache of `ctx` tokens for each of `batch` sequences.
 One decode step: RMSNorm, QKV projection, attention of the new token over the cache, O
 projection, residual, RMSNorm, gate/up, SiLU, down, residual; in bf16, or with fp8 GEMMs
-(W8A8, per-tensor scales, torch._scaled_mm) where the GPU has fp8 tensor cores. The fp8 path
+(W8A8, torch._scaled_mm) where the GPU has fp8 tensor cores. With per-tensor scales, the fp8 path
 quantizes each activation either with nine PyTorch operations (`quantize`) or with one or two
-Triton launches (`quantize_fused`), which give the same bytes.
+Triton launches (`quantize_fused`), which give the same bytes; with a scale per token (row) of the
+activation and per output channel of the weight (`quantize_rows`), one Triton launch of one program
+per row (`quantize_rows_fused`) needs no grid-wide maximum.
 
   python labs/C07/python/calibration_exercise.py           checks the layer math against float64 and the
                                                   fused quantizer bit for bit against `quantize`
   python labs/C07/python/calibration_exercise.py --quick   the same on tiny sizes (CPU is fine)
-  python labs/C07/python/calibration_exercise.py --bench   on a GPU: the launch floors, the GEMM rates and
-                                                  the step time vs batch and context, eager and
-                                                  replayed from a CUDA graph, each beside the
-                                                  prediction of the calibrated model
+  python labs/C07/python/calibration_exercise.py --bench   on a GPU: the launch floors, the GEMM rates, the
+                                                  step's own floors and the step time vs batch and context,
+                                                  eager (with the host's issue time) and replayed from a
+                                                  CUDA graph, each beside the calibrated model's prediction
 The all-reduces that tensor parallelism adds after O and down are not part of this step.
 """
 
@@ -53,6 +55,13 @@ def quantize(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     The scale multiplies by the fp32 reciprocal of the maximum: PyTorch's CUDA division by a Python number
     is exactly that, and writing it out gives the same bits on a CPU, a GPU and in the fused kernel."""
     scale = (t.abs().amax().float() * (1.0 / FP8_MAX)).clamp(min=1e-12)
+    return (t.float() / scale).clamp(-FP8_MAX, FP8_MAX).to(FP8), scale
+
+
+def quantize_rows(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-row fp8 (a scale per token of an activation, per output channel of a weight): each row's
+    largest magnitude maps to the format's maximum. The scale is [rows, 1] float32."""
+    scale = (t.abs().amax(dim=-1, keepdim=True).float() * (1.0 / FP8_MAX)).clamp(min=1e-12)
     return (t.float() / scale).clamp(-FP8_MAX, FP8_MAX).to(FP8), scale
 
 
@@ -95,6 +104,19 @@ if triton is not None:
         v = tl.minimum(tl.maximum(tl.math.div_rn(x, scale), -FMAX), FMAX)
         tl.store(q_ptr + offs, _e4m3_bits(v, BIAS, FNUZ), mask=mask)
         tl.store(scale_ptr, scale)
+
+    @triton.jit
+    def _quant_rows(x_ptr, q_ptr, scale_ptr, cols, FMAX: tl.constexpr, BIAS: tl.constexpr, FNUZ: tl.constexpr,
+                    BLOCK: tl.constexpr):
+        """One program per row: its read, its max, its scale, its cast. No row waits for another."""
+        row = tl.program_id(0).to(tl.int64)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < cols
+        x = tl.load(x_ptr + row * cols + offs, mask=mask, other=0.0).to(tl.float32)
+        scale = tl.maximum(tl.max(tl.abs(x), axis=0) * (1.0 / FMAX), 1e-12)
+        v = tl.minimum(tl.maximum(tl.math.div_rn(x, scale), -FMAX), FMAX)
+        tl.store(q_ptr + row * cols + offs, _e4m3_bits(v, BIAS, FNUZ), mask=mask)
+        tl.store(scale_ptr + row, scale)
 
     @triton.jit
     def _block_amax(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
@@ -160,14 +182,33 @@ def quantize_fused(t: torch.Tensor, q: torch.Tensor | None = None,
     return q, scale
 
 
-def make_layer(cfg: dict, dtype: torch.dtype, fp8: bool) -> dict:
-    """Random weights stored [out, in] like nn.Linear, scaled 1/sqrt(in) to keep O(1) activations."""
+def quantize_rows_fused(t: torch.Tensor, q: torch.Tensor | None = None,
+                        scale: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """`quantize_rows` in one Triton launch, one program per row."""
+    x = t.contiguous()
+    cols = x.shape[-1]
+    rows = x.numel() // cols
+    q = torch.empty(x.shape, dtype=FP8, device=x.device) if q is None else q
+    scale = torch.empty((rows, 1), dtype=torch.float32, device=x.device) if scale is None else scale
+    if _LEDGER:
+        _LEDGER[-1].note_rows(x.numel(), rows, x.element_size())
+    if x.device.type == "meta":
+        return q, scale
+    block = max(16, triton.next_power_of_2(cols))
+    _quant_rows[(rows,)](x, q.view(torch.uint8), scale, cols, FMAX=FP8_MAX, BIAS=FP8_BIAS, FNUZ=FP8_FNUZ,
+                         BLOCK=block, num_warps=8 if block >= 4096 else 4)
+    return q, scale
+
+
+def make_layer(cfg: dict, dtype: torch.dtype, fp8: bool, rows: bool = False) -> dict:
+    """Random weights stored [out, in] like nn.Linear, scaled 1/sqrt(in) to keep O(1) activations; fp8
+    weights with one scale per tensor, or with `rows`, one per output channel."""
     h, d, q, kv, f = cfg["hidden"], cfg["head_dim"], cfg["heads"], cfg["kv_heads"], cfg["inter"]
     shapes = {"qkv": ((q + 2 * kv) * d, h), "o": (h, q * d), "gate_up": (2 * f, h), "down": (h, f)}
     layer = {"norm1": 1 + 0.1 * tutor_lab.rand(h, dtype=dtype), "norm2": 1 + 0.1 * tutor_lab.rand(h, dtype=dtype)}
     for name, (n_out, n_in) in shapes.items():
         w = tutor_lab.rand(n_out, n_in, dtype=dtype) * math.sqrt(3.0 / n_in)
-        layer[name] = quantize(w) if fp8 else w
+        layer[name] = (quantize_rows(w) if rows else quantize(w)) if fp8 else w
     return layer
 
 
@@ -185,7 +226,8 @@ def linear(x: torch.Tensor, w, quant=quantize) -> torch.Tensor:
     wq, sw = w
     xq, sx = quant(x)
     if x.device.type != "cpu":  # fp8 x fp8 on the tensor cores, bf16 out; wq.t() is column-major as required
-        return torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw, out_dtype=x.dtype)
+        # per-tensor scales are scalars; per-row ones are [M, 1] for x and [1, N] for w (sw.t() of [N, 1])
+        return torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw.t() if sw.dim() else sw, out_dtype=x.dtype)
     return ((xq.float() * sx) @ (wq.float() * sw).t()).to(x.dtype)  # CPU: same numbers, slowly
 
 
@@ -225,12 +267,12 @@ def decode_step(x, layers, caches, cfg, quant=quantize):
 
 
 # ---------------------------------------------------------------- float64 reference
-def reference(x, layers, caches, cfg, fp8: bool) -> torch.Tensor:
-    """The same step in float64 with explicit loops over heads; fp8 activations are rounded
+def reference(x, layers, caches, cfg, quant=None) -> torch.Tensor:
+    """The same step in float64 with explicit loops over heads; fp8 activations (quant given) are rounded
     through the same quantizer so that only accumulation order differs."""
     def lin(t, w):
-        if fp8:
-            tq, st = quantize(t)
+        if quant is not None:
+            tq, st = quant(t)
             t = tq.double() * st.double()
         return t @ dequant(w).t()
 
@@ -255,8 +297,8 @@ def reference(x, layers, caches, cfg, fp8: bool) -> torch.Tensor:
     return x
 
 
-def make_inputs(cfg, batch, ctx, n_layers, dtype, fp8):
-    layers = [make_layer(cfg, dtype, fp8) for _ in range(n_layers)]
+def make_inputs(cfg, batch, ctx, n_layers, dtype, fp8, rows=False):
+    layers = [make_layer(cfg, dtype, fp8, rows) for _ in range(n_layers)]
     return tutor_lab.rand(batch, cfg["hidden"], dtype=dtype), layers, make_caches(cfg, batch, ctx, n_layers, dtype)
 
 
@@ -272,6 +314,8 @@ def fp8_support() -> str | None:
     try:
         a, sa = quantize(torch.ones(16, 32, device="cuda", dtype=torch.bfloat16))
         torch._scaled_mm(a, a.t(), scale_a=sa, scale_b=sa, out_dtype=torch.bfloat16)
+        r, sr = quantize_rows(torch.ones(16, 32, device="cuda", dtype=torch.bfloat16))
+        torch._scaled_mm(r, r.t(), scale_a=sr, scale_b=sr.t(), out_dtype=torch.bfloat16)  # per-row scales
         return None
     except Exception as exc:  # no fp8 tensor cores (pre-Ada / pre-CDNA 3) or no kernel
         return f"torch._scaled_mm unavailable: {type(exc).__name__}: {str(exc)[:120]}"
@@ -295,6 +339,11 @@ def check_quantizer(args) -> None:
             size = f"{shape[0]}x{shape[1]}_{str(dtype).split('.')[-1]}"
             tutor_lab.check(LAB, "quant_fused_bytes", size, q.view(torch.uint8), want_q.view(torch.uint8), args.seed)
             tutor_lab.check(LAB, "quant_fused_scale", size, s, want_s.reshape(1), args.seed)
+            want_q, want_s = quantize_rows(x)
+            q, s = tutor_lab.output(*shape, dtype=FP8, name="q"), tutor_lab.output(shape[0], 1, dtype=torch.float32, name="scale")
+            quantize_rows_fused(x, q, s)
+            tutor_lab.check(LAB, "quant_rows_bytes", size, q.view(torch.uint8), want_q.view(torch.uint8), args.seed)
+            tutor_lab.check(LAB, "quant_rows_scale", size, s, want_s, args.seed)
 
 
 def run_checks(args) -> None:
@@ -308,6 +357,7 @@ def run_checks(args) -> None:
         # bf16 pipeline and the float64 reference see slightly different inputs) moves outputs
         # by a few percent. fp32 checks the layer math tightly; fp8 checks the scaling.
         variants.append(("fp8", torch.bfloat16, True, 0.15))
+        variants.append(("fp8row", torch.bfloat16, True, 0.15))
     else:
         tutor_lab.emit({"event": "skip", "lab": LAB, "variant": "fp8", "reason": reason})
     fused = reason is None and triton is not None
@@ -316,18 +366,35 @@ def run_checks(args) -> None:
     if fused:
         check_quantizer(args)
     for name, dtype, fp8, tol in variants:
+        rows = name == "fp8row"
         for batch, ctx in cases:
-            x, layers, caches = make_inputs(cfg, batch, ctx, n_layers, dtype, fp8)
-            want = reference(x, layers, caches, cfg, fp8)
+            x, layers, caches = make_inputs(cfg, batch, ctx, n_layers, dtype, fp8, rows)
+            want = reference(x, layers, caches, cfg, (quantize_rows if rows else quantize) if fp8 else None)
             got = tutor_lab.poison(torch.empty_like(x))
-            got.copy_(decode_step(x, layers, caches, cfg))
+            got.copy_(decode_step(x, layers, caches, cfg, quantize_rows if rows else quantize))
             scale = float(want.abs().max())
             size = f"b{batch}_ctx{ctx}_h{cfg['hidden']}"
             tutor_lab.check(LAB, name, size, got, want, args.seed, atol=tol * scale, rtol=tol)
             if fp8 and fused:  # the same bytes into the same GEMMs: the same step, exactly
                 again = tutor_lab.poison(torch.empty_like(x))
-                again.copy_(decode_step(x, layers, caches, cfg, quantize_fused))
-                tutor_lab.check(LAB, "fp8fused", size, again, got, args.seed)
+                again.copy_(decode_step(x, layers, caches, cfg, quantize_rows_fused if rows else quantize_fused))
+                tutor_lab.check(LAB, "fp8rowfused" if rows else "fp8fused", size, again, got, args.seed)
+    check_memory_bound(cfg, n_layers, args.seed)
+
+
+def check_memory_bound(cfg: dict, n_layers: int, seed: int) -> None:
+    """predicted_ms against the bytes of the tensors themselves: the weights make_layer builds (bf16, and
+    fp8 at one byte each) and the caches make_caches builds, at a random batch and context."""
+    bw = 1e12  # any bandwidth: the prediction is bytes over it
+    for fmt, w_bytes in (("bf16", 2), ("fp8", 1)):
+        batch, ctx = int(torch.randint(1, 40, ())), int(torch.randint(1, 300, ()))
+        layers = [make_layer(cfg, torch.bfloat16, fmt == "fp8") for _ in range(n_layers)]
+        weights = sum((w[0] if isinstance(w, tuple) else w).numel() * w_bytes
+                      for layer in layers for name, w in layer.items() if not name.startswith("norm"))
+        cache = sum(t.numel() * t.element_size() for kv in make_caches(cfg, batch, ctx, n_layers, torch.bfloat16) for t in kv)
+        want = torch.tensor([(weights + cache) / bw * 1e3], dtype=torch.float64)
+        got = torch.tensor([predicted_ms(cfg, batch, ctx, n_layers, w_bytes, 2, bw)], dtype=torch.float64)
+        tutor_lab.check(LAB, "memory_bound_ms", f"{fmt}_b{batch}_ctx{ctx}", got, want, seed, rtol=1e-12)
 
 
 # ---------------------------------------------------------------- the kernels of one step
@@ -369,6 +436,9 @@ class Ledger(TorchDispatchMode):
             self.kernels.append(Kernel("block_amax", numel * item + 4 * parts, 0, "triton", ""))
             self.kernels.append(Kernel("scale_cast", numel * (item + 1) + 4 * parts + 4, 0, "triton", ""))
 
+    def note_rows(self, numel: int, rows: int, item: int) -> None:
+        self.kernels.append(Kernel("quant_rows", numel * (item + 1) + 4 * rows, 0, "triton", ""))
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name.split("::")[-1]
@@ -380,31 +450,35 @@ class Ledger(TorchDispatchMode):
         if name in ("mm", "bmm", "_scaled_mm"):
             a, b = args[0], args[1]
             flops = 2 * a.numel() * b.shape[-1]  # (batch x) M x K times K x N
-            math_ = "fp8" if name == "_scaled_mm" else "bf16"
+            math_ = "bf16"
+            if name == "_scaled_mm":  # per-row scales ([M, 1], [1, N]) select another kernel than per-tensor ones
+                scales = [(kwargs or {}).get(k, args[i] if len(args) > i else None) for i, k in ((2, "scale_a"), (3, "scale_b"))]
+                math_ = "fp8row" if any(t is not None and t.numel() > 1 for t in scales) else "fp8"
         self.kernels.append(Kernel(name, nbytes, flops, "torch", math_))
         return out
 
 
-def _meta_layer(cfg: dict, fp8: bool) -> dict:
+def _meta_layer(cfg: dict, fp8: bool, rows: bool = False) -> dict:
     h, d, q, kv, f = cfg["hidden"], cfg["head_dim"], cfg["heads"], cfg["kv_heads"], cfg["inter"]
     shapes = {"qkv": ((q + 2 * kv) * d, h), "o": (h, q * d), "gate_up": (2 * f, h), "down": (h, f)}
     meta = dict(device="meta", dtype=torch.bfloat16)
     layer = {"norm1": torch.empty(h, **meta), "norm2": torch.empty(h, **meta)}
     for name, shape in shapes.items():
         w = torch.empty(shape, **meta)
-        layer[name] = (w.to(FP8), torch.empty((), device="meta")) if fp8 else w
+        scale = torch.empty((shape[0], 1) if rows else (), device="meta")
+        layer[name] = (w.to(FP8), scale) if fp8 else w
     return layer
 
 
 def layer_kernels(cfg: dict, batch: int, ctx: int, fmt: str) -> list[Kernel]:
-    """The kernels of one layer's decode step (fmt: bf16, fp8 or fp8fused), traced on meta tensors:
+    """The kernels of one layer's decode step (fmt: one of FORMATS), traced on meta tensors:
     shapes only, no memory, no GPU, the same code path a GPU runs."""
-    w = _meta_layer(cfg, fmt != "bf16")
+    w = _meta_layer(cfg, fmt != "bf16", fmt == "fp8row")
     x = torch.empty(batch, cfg["hidden"], device="meta", dtype=torch.bfloat16)
     k = torch.empty(batch, cfg["kv_heads"], ctx, cfg["head_dim"], device="meta", dtype=torch.bfloat16)
     v = torch.empty_like(k)
     with torch.no_grad(), Ledger() as ledger:
-        layer_step(x, w, k, v, cfg, quantize_fused if fmt == "fp8fused" else quantize)
+        layer_step(x, w, k, v, cfg, QUANT[fmt])
     return ledger.kernels
 
 
@@ -417,21 +491,29 @@ def predicted_ms(cfg, batch, ctx, n_layers, w_bytes, kv_bytes, bw_bytes_s):
     return 0.0
 
 
-def calibrated_ms(kernels: list[Kernel], bw: float, rates: dict, floors: dict, graph: bool) -> float:
-    """The calibrated model, kernel by kernel. Each kernel takes its roofline time, the larger of its
-    bytes at the copy bandwidth `bw` (bytes/s) and its matmul FLOPs at the GEMM rate `rates[math]`
-    (FLOP/s), plus the floor of a kernel that moves one value, `floors[kind, "graph"]` (seconds). Replayed
-    from a graph, the kernels run back to back: the step is the sum. Eager, the CPU issues kernel i no
-    earlier than i times `floors[kind, "eager"]`, and the GPU starts it no earlier than that: a queue."""
+GEMMS = ("mm", "_scaled_mm")  # the weight GEMMs (and attention's batched matmuls, "bmm", are not)
+
+
+def calibrated_ms(kernels: list[Kernel], batch: int, bw: float, rates: dict, floor: float, graph: bool,
+                  issue_s: float = 0.0) -> float:
+    """The calibrated model, kernel by kernel. A weight GEMM takes its FLOPs at the rate the same GEMMs
+    reach at M = batch, `rates[math, batch]` (FLOP/s, measured with their launches, replayed from a
+    graph). Every other kernel takes its roofline time, the larger of its bytes at the copy bandwidth
+    `bw` (bytes/s) and its matmul FLOPs at the M = 4,096 rate, plus `floor`, the time one of the step's
+    own kernels takes when it has almost nothing to move (seconds). Replayed from a graph, the
+    kernels run back to back: the step is the sum. Eager, the CPU issues the step's kernels in
+    `issue_s` seconds, evenly, and the GPU starts kernel i no earlier than the CPU has issued it: a queue."""
     host = end = 0.0
     for k in kernels:
-        work = max(k.bytes / bw, k.flops / rates[k.math] if k.flops else 0.0)
-        run = work + floors[k.kind, "graph"]
-        if graph:
-            end += run
+        if k.name in GEMMS:
+            run = k.flops / rates[k.math, batch]
         else:
-            host += floors[k.kind, "eager"]
-            end = max(host, end) + run
+            work = max(k.bytes / bw, k.flops / rates[k.math, max(GEMM_M)] if k.flops else 0.0)
+            run = work + floor
+        if not graph:
+            host += issue_s / len(kernels)
+            end = max(host, end)
+        end += run
     return end * 1e3
 
 
@@ -479,7 +561,38 @@ def measure_floors(n: int = 256) -> dict:
     return floors
 
 
+def measure_step_floors(formats: list[str], n_layers: int, layers_of) -> dict:
+    """Per kernel, the graph replay of the step itself at a tiny hidden size (FLOOR_CFG, batch 1, 16
+    cached tokens), where no kernel has anything to move: the floor of the step's own kernels, its
+    reductions, casts and matmuls, rather than of a one-value add. Seconds per kernel, by format."""
+    floors = {}
+    for fmt in formats:
+        x, caches = tutor_lab.rand(1, FLOOR_CFG["hidden"], dtype=torch.bfloat16), make_caches(FLOOR_CFG, 1, 16, n_layers, torch.bfloat16)
+        layers = layers_of(FLOOR_CFG, fmt)
+        kernels = layer_kernels(FLOOR_CFG, 1, 16, fmt) * n_layers
+        ms = timed_graph(lambda: decode_step(x, layers, caches, FLOOR_CFG, QUANT[fmt]))
+        floors[fmt] = ms * 1e-3 / len(kernels)
+    return floors
+
+
+def issue_ms(fn, reps: int = 30) -> float:
+    """Median ms the CPU takes to issue one eager call of fn, timed on the host without waiting for the
+    GPU (which runs behind; a step's few hundred kernels fit in the launch queue)."""
+    import time
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    torch.cuda.synchronize()
+    return sorted(times)[len(times) // 2]
+
+
 GEMM_M = (1, 16, 64, 256, 4096)  # the sweep's batches, and one prefill-sized M for the compute roof
+FLOOR_CFG = dict(hidden=128, heads=8, kv_heads=1, head_dim=16, inter=64)  # the shard's shape, nothing to move
 
 
 def layer_gemms(cfg: dict) -> list[tuple[str, int, int]]:
@@ -490,33 +603,31 @@ def layer_gemms(cfg: dict) -> list[tuple[str, int, int]]:
 
 def bench_gemms(cfg: dict, layers: dict) -> dict:
     """The four GEMMs of one layer at M = each batch of the sweep (and 4096), bf16 and fp8 with
-    activations quantized beforehand, replayed from a graph. Returns the rate at M = 4096 per format."""
+    activations quantized beforehand, replayed from a graph. Returns the rates by (format, M), FLOP/s."""
     rates, recs = {}, []
-    for fmt in ("bf16", "fp8"):
+    for fmt in layers:
         w = layers[fmt]
         for m in sorted(GEMM_M, reverse=True):  # 4096 first: it is the roof of the others
             xs = {name: tutor_lab.rand(m, k, dtype=torch.bfloat16) for name, _, k in layer_gemms(cfg)}
-            if fmt == "fp8":
-                xq = {name: quantize(x) for name, x in xs.items()}
+            if fmt != "bf16":
+                xq = {name: (quantize_rows if fmt == "fp8row" else quantize)(x) for name, x in xs.items()}
 
                 def fn():
                     for name, wq in w.items():
-                        torch._scaled_mm(xq[name][0], wq[0].t(), scale_a=xq[name][1], scale_b=wq[1],
-                                         out_dtype=torch.bfloat16)
+                        torch._scaled_mm(xq[name][0], wq[0].t(), scale_a=xq[name][1],
+                                         scale_b=wq[1].t() if wq[1].dim() else wq[1], out_dtype=torch.bfloat16)
             else:
                 def fn():
                     for name, wt in w.items():
                         xs[name] @ wt.t()
             ms = timed_graph(fn)
             flops = sum(2 * m * n * k for _, n, k in layer_gemms(cfg))
-            wb = 1 if fmt == "fp8" else 2
+            wb = 2 if fmt == "bf16" else 1
             nbytes = sum(n * k * wb + m * k * wb + m * n * 2 for _, n, k in layer_gemms(cfg))
-            rate = flops / (ms * 1e-3)
-            if m == max(GEMM_M):
-                rates[fmt] = rate
+            rate = rates[fmt, m] = flops / (ms * 1e-3)
             recs.append((m, {"event": "measure", "lab": LAB, "variant": f"gemm_{fmt}_m{m}", "metric": "gemm_rate",
                              "value": rate / 1e12, "unit": "TFLOP/s",
-                             "ceiling": {"name": "the same GEMMs at M = 4096", "value": rates[fmt] / 1e12,
+                             "ceiling": {"name": "the same GEMMs at M = 4096", "value": rates[fmt, max(GEMM_M)] / 1e12,
                                          "unit": "TFLOP/s"},
                              "bytes": nbytes, "flops": flops, "ms": ms}))
         for _, rec in sorted(recs, key=lambda r: r[0]):
@@ -526,7 +637,8 @@ def bench_gemms(cfg: dict, layers: dict) -> dict:
 
 
 GRID = [(1, 4096), (16, 4096), (64, 1024), (64, 4096), (64, 16384), (256, 4096)]
-MODES = [("bf16", "eager"), ("bf16", "graph"), ("fp8", "graph"), ("fp8fused", "eager"), ("fp8fused", "graph")]
+MODES = [("bf16", "eager"), ("bf16", "graph"), ("fp8", "graph"), ("fp8fused", "eager"), ("fp8fused", "graph"),
+         ("fp8row", "graph")]
 
 
 def count_profiled(fn) -> int | None:
@@ -549,12 +661,12 @@ def run_bench(args) -> None:
     tutor_lab.emit({"event": "measure", "lab": LAB, "variant": "copy_bandwidth", "metric": "bandwidth", "value": bw / 1e9,
              "unit": "GB/s", "ceiling": {"name": "device-to-device copy", "value": bw / 1e9, "unit": "GB/s"}})
     reason = fp8_support()
-    formats = ["bf16"] if reason is not None else ["bf16", "fp8", "fp8fused"]
+    formats = ["bf16"] if reason is not None else list(FORMATS)
     if reason is not None:
         tutor_lab.emit({"event": "skip", "lab": LAB, "variant": "fp8", "reason": reason})
     if triton is None:
         tutor_lab.emit({"event": "skip", "lab": LAB, "variant": "fp8fused", "reason": "Triton is not installed"})
-        formats = [f for f in formats if f != "fp8fused"]
+        formats = [f for f in formats if f not in ("fp8fused", "fp8row")]
         floors = None
     else:
         floors = measure_floors()
@@ -564,16 +676,26 @@ def run_bench(args) -> None:
                      "value": sec * 1e6, "unit": "µs",
                      "ceiling": {"name": f"the same kernel {'replayed from a graph' if mode == 'eager' else 'eager'}",
                                  "value": other * 1e6, "unit": "µs"}})
-    layers = {f: [make_layer(cfg, torch.bfloat16, f != "bf16") for _ in range(n_layers)] for f in formats if f != "fp8fused"}
+    layers = {f: [make_layer(cfg, torch.bfloat16, f != "bf16", f == "fp8row") for _ in range(n_layers)]
+              for f in formats if f != "fp8fused"}
     rates = bench_gemms(cfg, {f: {n: layers[f][0][n] for n, _, _ in layer_gemms(cfg)} for f in layers})
-    quant = {"bf16": quantize, "fp8": quantize, "fp8fused": quantize_fused}
+    step_floors = {}
+    if floors is not None:
+        step_floors = measure_step_floors(formats, n_layers, lambda c, f: [make_layer(c, torch.bfloat16, f != "bf16", f == "fp8row")
+                                                                           for _ in range(n_layers)])
+        for fmt, sec in step_floors.items():
+            tutor_lab.emit({"event": "measure", "lab": LAB, "variant": f"floor_step_{fmt}", "metric": "kernel_floor",
+                            "value": sec * 1e6, "unit": "µs",
+                            "ceiling": {"name": "a one-value kernel, replayed from a graph",
+                                        "value": floors["torch" if fmt in ("bf16", "fp8") else "triton", "graph"] * 1e6, "unit": "µs"}})
+    quant = QUANT
     for batch, ctx in GRID:
         x = tutor_lab.rand(batch, cfg["hidden"], dtype=torch.bfloat16)
         caches = make_caches(cfg, batch, ctx, n_layers, torch.bfloat16)
         for fmt, mode in MODES:
             if fmt not in formats or floors is None:
                 continue
-            w = layers["bf16" if fmt == "bf16" else "fp8"]
+            w = layers["fp8" if fmt == "fp8fused" else fmt]
 
             def step():
                 return decode_step(x, w, caches, cfg, quant[fmt])
@@ -584,7 +706,13 @@ def run_bench(args) -> None:
                 tutor_lab.emit({"event": "skip", "lab": LAB, "variant": variant, "reason": str(exc)[:200]})
                 continue
             kernels = layer_kernels(cfg, batch, ctx, fmt) * n_layers
-            pred = calibrated_ms(kernels, bw, rates, floors, graph=mode == "graph")
+            issue = 0.0
+            if mode == "eager":
+                issue = issue_ms(step)
+                tutor_lab.emit({"event": "measure", "lab": LAB, "variant": f"issue_{fmt}_b{batch}_ctx{ctx}",
+                                "metric": "host_issue_time", "value": issue, "unit": "ms",
+                                "ceiling": {"name": "the eager step it issues", "value": ms, "unit": "ms"}})
+            pred = calibrated_ms(kernels, batch, bw, rates, step_floors[fmt], graph=mode == "graph", issue_s=issue * 1e-3)
             memory_ms = predicted_ms(cfg, batch, ctx, n_layers, 2 if fmt == "bf16" else 1, 2, bw)
             tutor_lab.emit({"event": "measure", "lab": LAB, "variant": variant,
                             "metric": "step_time", "value": ms, "unit": "ms",
@@ -598,7 +726,7 @@ def run_bench(args) -> None:
     x = tutor_lab.rand(batch, cfg["hidden"], dtype=torch.bfloat16)
     caches = make_caches(cfg, batch, ctx, n_layers, torch.bfloat16)
     for fmt in formats:
-        w = layers["bf16" if fmt == "bf16" else "fp8"]
+        w = layers["fp8" if fmt == "fp8fused" else fmt]
         got = count_profiled(lambda: decode_step(x, w, caches, cfg, quant[fmt]))
         built = len(layer_kernels(cfg, batch, ctx, fmt)) * n_layers
         if got is None:
@@ -607,6 +735,10 @@ def run_bench(args) -> None:
         tutor_lab.emit({"event": "measure", "lab": LAB, "variant": f"kernels_{fmt}_b{batch}", "metric": "kernels",
                         "value": got, "unit": "kernel", "kind": "counter",
                         "ceiling": {"name": "kernels counted by construction", "value": built, "unit": "kernel"}})
+
+
+FORMATS = ("bf16", "fp8", "fp8fused", "fp8row")  # fp8row: per-row scales, one fused launch per activation
+QUANT = {"bf16": quantize, "fp8": quantize, "fp8fused": quantize_fused, "fp8row": quantize_rows_fused}
 
 
 def main() -> int:

@@ -3,6 +3,7 @@
   "use strict";
   var U = (typeof module !== "undefined" && module.exports) ? require("./model-util.js") : root.TutorModelUtil;
   var cd = function (a, b) { return Math.ceil(a / b); };
+  var SUB_PARTITIONS = 4;  // SM sub-partitions of a Hopper SM (occupancy.py's SUB_PARTITIONS)
   function pick(limits) {
     var best = null;
     Object.keys(limits).forEach(function (k) { if (best === null || limits[k] < limits[best]) best = k; });
@@ -17,7 +18,8 @@
     if (registers > d.max_regs_per_thread) return dead("registers", w, maxWarps, lanes);
     if (shared > d.shared_per_block_max) return dead("shared memory", w, maxWarps, lanes);
     var regsPerWarp = cd(registers * lanes, d.reg_alloc_unit) * d.reg_alloc_unit;
-    var warpsByRegs = Math.floor(d.regs_per_unit / regsPerWarp);
+    // registers come from the warp's own SM sub-partition (a quarter of the file): count per quarter, times 4
+    var warpsByRegs = SUB_PARTITIONS * Math.floor(Math.floor(d.regs_per_unit / SUB_PARTITIONS) / regsPerWarp);
     var smemBlock = cd(Math.ceil(shared) + d.shared_reserved_per_block, d.shared_alloc_unit) * d.shared_alloc_unit;
     var limits = { "warps": Math.floor(maxWarps / w), "registers": Math.floor(warpsByRegs / w),
       "shared memory": Math.floor(d.shared_per_unit / smemBlock), "blocks": d.max_blocks_per_unit };

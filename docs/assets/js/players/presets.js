@@ -20,6 +20,7 @@
    "max_threads_per_block": 1024,
    "shared_banks": 32,
    "hbm_bytes": 80000000000.0,
+   "l2_bytes": 50000000.0,
    "hbm_bw": 3350000000000.0,
    "link_bw": 450000000000.0,
    "peak": {
@@ -44,6 +45,7 @@
     "max_threads_per_block": "nvidia-cuda-guide",
     "shared_banks": "nvidia-cuda-guide",
     "hbm_bytes": "nvidia-h100-datasheet",
+    "l2_bytes": "nvidia-h100-whitepaper",
     "hbm_bw": "nvidia-h100-datasheet",
     "link_bw": "nvidia-h100-datasheet",
     "peak.fp64": "nvidia-h100-datasheet",
@@ -120,6 +122,8 @@
    "max_threads_per_block": 1024,
    "shared_banks": 32,
    "hbm_bytes": 192000000000.0,
+   "l2_bytes": 33554432,
+   "infinity_cache_bytes": 268435456,
    "hbm_bw": 5300000000000.0,
    "link_bw": 64000000000.0,
    "peak": {
@@ -142,6 +146,8 @@
     "max_threads_per_block": "amd-rocm-gpu-specs",
     "shared_banks": "amd-cdna3-isa",
     "hbm_bytes": "amd-mi300x-datasheet",
+    "l2_bytes": "amd-rocm-gpu-specs",
+    "infinity_cache_bytes": "amd-rocm-gpu-specs",
     "hbm_bw": "amd-mi300x-datasheet",
     "link_bw": "amd-mi300x-datasheet",
     "peak.fp64": "amd-mi300x-datasheet",

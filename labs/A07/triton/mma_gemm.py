@@ -1,0 +1,168 @@
+"""A07 mma_gemm in Triton: C = A @ B^T with bf16 inputs, fp32 accumulation and a bf16 result.
+
+A is M x K and B is N x K, both row-major (K contiguous), as in the CUDA and HIP labs; C is M x N. One
+kernel, `tl.dot` on tiles: Triton lowers it to the GPU's matrix instructions (wgmma on Hopper, MFMA on
+CDNA 3) and writes the shared-memory layout, the swizzle and the software pipeline itself. Two variants:
+`simple` (64 x 64 x 32 tiles) and `best` (the fastest of a few tile shapes, timed in the same run).
+
+    python labs/A07/triton/mma_gemm.py            check both variants on odd sizes
+    python labs/A07/triton/mma_gemm.py --bench    TFLOP/s at 4096^3, beside torch.mm (cuBLAS / hipBLAS)
+"""
+
+import os
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "common" / "python"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+import tutor_lab  # noqa: E402
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                GROUP_M: tl.constexpr, EVEN_K: tl.constexpr, UPCAST: tl.constexpr):
+    # Grouped order: GROUP_M block-rows of C are walked column by column, so the programs running at the
+    # same time share their tiles of A and B in L2 instead of each streaming a different block-row of A.
+    pid = tl.program_id(0)
+    grid_m = tl.cdiv(M, BM)
+    grid_n = tl.cdiv(N, BN)
+    per_group = GROUP_M * grid_n
+    first_m = (pid // per_group) * GROUP_M
+    group_m = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_m
+    pid_n = (pid % per_group) // group_m
+    rows = pid_m * BM + tl.arange(0, BM)  # rows of A and of C
+    cols = pid_n * BN + tl.arange(0, BN)  # rows of B = columns of C
+    ks = tl.arange(0, BK)
+    # Rows past M (and rows of B past N) wrap around to rows that exist: they compute values that the masked
+    # store drops, so the loads need no mask along M or N, only along k on a ragged last step.
+    a_ptrs = a_ptr + (rows % M)[:, None] * K + ks[None, :]
+    b_ptrs = b_ptr + (cols % N)[None, :] * K + ks[:, None]  # the BK x BN tile of B^T: (k, n) is B[n, k]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)  # fp32 accumulation, whatever the inputs
+    for k0 in range(0, K, BK):
+        if EVEN_K:  # K is a multiple of BK: every step is whole
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=ks[None, :] < K - k0, other=0.0)
+            b = tl.load(b_ptrs, mask=ks[:, None] < K - k0, other=0.0)
+        if UPCAST:  # only on the CPU: the interpreter's tl.dot misreads bf16 operands; fp32 holds them exactly
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.bfloat16), mask=mask)
+
+
+INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+
+# Tile shape, group size, warps and pipeline stages for each variant.
+CONFIGS = {
+    "simple": dict(BM=64, BN=64, BK=32, GROUP_M=8, num_warps=4, num_stages=2),
+    "best": dict(BM=256, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=3),
+}
+# `best` on a GPU: the fastest of these, timed in the same run (a hand-rolled autotune).
+CANDIDATES = [dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3),
+              dict(BM=256, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=3),
+              dict(BM=256, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4),
+              dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=4),
+              dict(BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=4),
+              dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=4, num_stages=4),
+              dict(BM=128, BN=128, BK=32, GROUP_M=8, num_warps=4, num_stages=4)]
+
+
+def shape_name(cfg: dict) -> str:
+    """The record variant of one candidate, e.g. tile_128x256x64_w8_s3 (BM x BN x BK, warps, stages)."""
+    return f"tile_{cfg['BM']}x{cfg['BN']}x{cfg['BK']}_w{cfg['num_warps']}_s{cfg['num_stages']}"
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, variant: str) -> None:
+    M, K = a.shape
+    N = b.shape[0]
+    assert max(M * K, N * K, M * N) < 2**31, "32-bit offsets"
+    cfg = CONFIGS[variant]
+    grid = (triton.cdiv(M, cfg["BM"]) * triton.cdiv(N, cfg["BN"]),)
+    gemm_kernel[grid](a, b, c, M, N, K, **cfg, EVEN_K=K % cfg["BK"] == 0, UPCAST=INTERPRETED)
+
+
+def tolerance(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
+    """(atol, rtol) for a bf16 result of fp32 sums of exact bf16 products.
+
+    Each product of two bf16 is exact in fp32 (8 + 8 significant bits <= 24). The K - 1 fp32 additions
+    are off by at most 2^-23 of the running |sum| each (a truncating adder; round-to-nearest halves it), so
+    the fp32 sum is within E = (K - 1) 2^-23 max sum|a b| of the exact one. Converting it to bf16 (8
+    significant bits) moves it by less than one unit in the last place, 2^-7 of its magnitude (the GPU
+    rounds to nearest, half that; the CPU interpreter truncates): |c_bf16 - c| <= 2^-7 (|c| + E) + E."""
+    K = a.shape[1]
+    worst = float((a.double().abs() @ b.double().abs().t()).max()) if a.numel() and b.numel() else 0.0
+    err = (K - 1) * 2.0**-23 * worst
+    return err * (1 + 2.0**-7) + 1e-6, 2.0**-7
+
+
+def verify(M: int, N: int, K: int, seed: int) -> None:
+    # bf16 inputs drawn in [-1, 1); the reference sees the same rounded values, in float64.
+    a = tutor_lab.rand(M, K, name="a").to(torch.bfloat16)
+    b = tutor_lab.rand(N, K, name="b").to(torch.bfloat16)
+    a, b = tutor_lab.guarded(a, name="a"), tutor_lab.guarded(b, name="b")
+    ref = a.double() @ b.double().t()
+    atol, rtol = tolerance(a, b)
+    for variant in CONFIGS:
+        c = tutor_lab.output(M, N, dtype=torch.bfloat16, name="c")
+        gemm(a, b, c, variant)
+        tutor_lab.check("mma_gemm", variant, f"{M}x{N}x{K}", c, ref, seed, atol=atol, rtol=rtol)
+
+
+# Launches per timed call. One launch of a Triton kernel costs tens of microseconds of Python on the CPU,
+# a sizeable part of a 4096^3 GEMM's time; queued back to back, the next launch is prepared while the GPU
+# runs this one, so the time per launch is the kernel's (module A08). torch.mm is timed the same way.
+REPEAT = 10
+
+
+def per_launch_ms(fn) -> float:
+    return tutor_lab.median_ms(lambda: [fn() for _ in range(REPEAT)]) / REPEAT
+
+
+def bench(n: int) -> None:
+    a = torch.rand(n, n, device=tutor_lab.DEVICE).sub_(0.5).to(torch.bfloat16)
+    b = torch.rand(n, n, device=tutor_lab.DEVICE).sub_(0.5).to(torch.bfloat16)
+    c = torch.empty(n, n, device=tutor_lab.DEVICE, dtype=torch.bfloat16)
+    flops = 2 * n**3
+    blas_ms = per_launch_ms(lambda: torch.mm(a, b.t(), out=c))
+    ceiling = {"name": "torch.mm bf16 (cuBLAS or hipBLAS)", "value": flops / (blas_ms * 1e9), "unit": "TFLOP/s"}
+    timings = []
+    for cfg in CANDIDATES:  # each candidate is recorded too, so the spread of the tuning is on record
+        CONFIGS["best"] = cfg
+        ms = per_launch_ms(lambda: gemm(a, b, c, "best"))
+        timings.append((ms, cfg))
+        tutor_lab.measure("mma_gemm", shape_name(cfg), "throughput", flops / (ms * 1e9), "TFLOP/s", ceiling, ms=ms)
+    CONFIGS["best"] = min(timings, key=lambda t: t[0])[1]
+    print(f"best of {len(CANDIDATES)} shapes: {shape_name(CONFIGS['best'])}", file=sys.stderr)
+    for variant in CONFIGS:
+        ms = per_launch_ms(lambda: gemm(a, b, c, variant))
+        tutor_lab.measure("mma_gemm", variant, "throughput", flops / (ms * 1e9), "TFLOP/s", ceiling, ms=ms)
+
+
+def main() -> int:
+    def extra(p):
+        p.add_argument("--n", type=int, default=4096)
+
+    args = tutor_lab.parse_args(extra=extra)
+    sizes = [(1, 1, 1), (1, 300, 77), (77, 1, 300), (129, 67, 300), (255, 257, 129), (200, 136, 64),
+             (517, 391, 1000), (384, 256, 4095), (300, 520, 512)]
+    if args.quick:
+        sizes = [(1, 1, 1), (33, 65, 17), (70, 40, 100), (40, 70, 64)]
+    for M, N, K in sizes:
+        verify(M, N, K, args.seed)
+    if args.bench:
+        bench(args.n)
+    return tutor_lab.finish("mma_gemm")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,576 @@
+"""Claims of module A03 (warps, wavefronts and occupancy): derived here, then read from the module's own text.
+
+Every number the prose derives (register budgets, resident blocks and their limiters, the shared-memory and
+LDS requests that pin the lab's occupancy, bytes in flight per SM, Little's law, the passes of a branch,
+the self-assessment's worked answers, ridge points) is recomputed from the one hardware table
+(tutor_build.models.hardware), the course's models (occupancy, latency_hiding) or the lab's own source,
+formatted as the page prints it, and looked up in the paragraph that states it (tests/claims/prose.py).
+
+The second half reads the H200 measurement records and checks the relations the prose draws from them:
+the headline pair, the crossover of Little's law from the measured copy ceiling and latency, the profiler's
+achieved occupancy and register counts, and the divergence ratios. The labs run on one GPU, so a missing
+record is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from prose import never_states, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware, latency_hiding as lh, occupancy
+
+ROOT = Path(__file__).parents[2]
+LAB_CU = (ROOT / "labs/A03/cuda/occupancy.cu").read_text(encoding="utf-8")
+LAB_HIP = (ROOT / "labs/A03/hip/occupancy.hip").read_text(encoding="utf-8")
+DIV_CU = (ROOT / "labs/A03/cuda/divergence.cu").read_text(encoding="utf-8")
+KIB = 1024
+
+
+def spec(device: str, field: str) -> float:
+    return hardware.value(device, field)
+
+
+# ---- the two units, from the hardware table --------------------------------------------------------
+LANES = int(spec("h200", "lanes"))
+WAVE = int(spec("mi300x", "lanes"))
+MAX_WARPS = int(spec("h200", "max_warps_per_unit"))
+THREADS_SM = MAX_WARPS * LANES
+REGS = int(spec("h200", "regs_per_unit"))
+REG_UNIT = int(spec("h200", "reg_alloc_unit"))
+SUB = occupancy.SUB_PARTITIONS  # SM sub-partitions, each with its own quarter of the register file
+REGS_SUB = REGS // SUB  # 16,384
+SMEM = int(spec("h200", "shared_per_unit"))
+RESERVED = int(spec("h200", "shared_reserved_per_block"))
+SMS = int(spec("h200", "units"))
+CUS = int(spec("mi300x", "units"))
+WAVES_SIMD = int(spec("mi300x", "max_waves_per_simd"))
+SIMDS = int(spec("mi300x", "simds_per_unit"))
+VGPRS = int(spec("mi300x", "vgprs_per_simd_lane"))
+LDS = int(spec("mi300x", "shared_per_unit"))
+THREADS_CU = WAVES_SIMD * SIMDS * WAVE
+
+# ---- the lab, from its source ---------------------------------------------------------------------
+K_THREADS = int(re.search(r"constexpr int kThreads = (\d+);", LAB_CU).group(1))
+VARIANTS = [(name, int(ilp), int(blocks)) for name, ilp, blocks in
+            re.findall(r"TUTOR_VARIANT\((occ\d+_ilp\d+), (\d+), (\d+)\)", LAB_CU)]
+WARPS_PER_BLOCK = K_THREADS // LANES
+LOAD_BYTES = 16  # one float4, the lab's access
+assert "2 * d.smem_per_sm / (2 * blocks + 1) - d.reserved) / 128 * 128" in LAB_CU
+assert "2 * d.smem_per_sm / (2 * blocks + 1) - d.reserved) / 128 * 128" in LAB_HIP
+CHASE_SLOT = int(re.search(r"constexpr unsigned kChaseSlot = (\d+);", LAB_CU).group(1)) * 4
+CHASE_LINKS = 1 << int(re.search(r"const unsigned links = 1u << (\d+);", LAB_CU).group(1))
+CHASE_STEPS = 1 << int(re.search(r"const int steps = 1 << (\d+);", LAB_CU).group(1))
+K_STEPS = int(re.search(r"constexpr int kSteps = (\d+);", DIV_CU).group(1))
+
+
+def fmt(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def tex(n: int) -> str:
+    """A whole number as the page's math writes it: 64{,}512."""
+    return f"{n:,}".replace(",", "{,}")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:g}%"
+
+
+def request(blocks: int) -> int:
+    return lh.smem_request(SMEM, RESERVED, blocks, K_THREADS, THREADS_SM)
+
+
+def lds_request(blocks: int) -> int:
+    return lh.smem_request(LDS, 0, blocks, K_THREADS, THREADS_CU)
+
+
+def in_flight_kib(name: str) -> float:
+    _, ilp, blocks = next(v for v in VARIANTS if v[0] == name)
+    return lh.bytes_in_flight(blocks * WARPS_PER_BLOCK, LANES, LOAD_BYTES, ilp) / KIB
+
+
+# =============================================================================================
+# Section 1: the analogy's numbers are the timeline's
+# =============================================================================================
+
+
+def test_one_row_keeps_the_corridor_busy_3_ticks_in_48():
+    t = lh.timeline(1, 15, 48, 1)
+    busy = sum(1 for w in t.issue if w >= 0)
+    states("A03", str(busy), near="ticks in 48", files="1-analogy.md")
+    assert busy == 3
+    states("A03", "15", near="ticks in 48", files="1-analogy.md")
+
+
+# =============================================================================================
+# Section 2: occupancy and its limiters
+# =============================================================================================
+
+
+def test_register_budget_of_full_occupancy():
+    budget = REGS // THREADS_SM
+    states("A03", str(budget), near="so at most", files="2-first-principles.md")
+    states("A03", fmt(THREADS_SM), near="so at most", files="2-first-principles.md")
+    vgpr_budget = VGPRS // WAVES_SIMD
+    states("A03", str(vgpr_budget), near="full occupancy needs at", files="2-first-principles.md")
+    assert occupancy.hopper("h200", K_THREADS, budget, 0)["occupancy"] == 1
+    assert occupancy.hopper("h200", K_THREADS, budget + 1, 0)["occupancy"] < 1
+    assert occupancy.cdna3("mi300x", K_THREADS, vgpr_budget, 0)["occupancy"] == 1
+    assert occupancy.cdna3("mi300x", K_THREADS, vgpr_budget + 8, 0)["occupancy"] < 1
+
+
+def regs_per_warp(r: int) -> int:
+    return -(-r * LANES // REG_UNIT) * REG_UNIT
+
+
+def blocks_by_registers(threads: int, r: int) -> int:
+    """First principles (cuda_occupancy.h, cudaOccMaxBlocksPerSMRegsLimit): warps per sub-partition from its
+    own quarter of the file, times the sub-partitions, then whole blocks."""
+    w = -(-threads // LANES)
+    return SUB * (REGS_SUB // regs_per_warp(r)) // w
+
+
+def test_one_register_more_costs_a_quarter():
+    r = REGS // THREADS_SM + 1
+    per_warp = regs_per_warp(r)
+    res = occupancy.hopper("h200", K_THREADS, r, 0)
+    para = states("A03", fmt(per_warp), near="One register more", files="2-first-principles.md")
+    per_sub = REGS_SUB // per_warp
+    for token in (str(r), str(per_sub), fmt(REGS_SUB), str(SUB * per_sub), str(res["blocks"]), pct(res["occupancy"])):
+        assert re.search(rf"(?<![\d.,]){re.escape(token)}(?![\d])", para), token
+    assert res["limit"] == "registers" and res["warps"] == SUB * per_sub
+    # the pooled count (the whole file at once) was the corrected figure: it must be gone everywhere
+    never_states("A03", str(REGS // per_warp))
+    never_states("A03", str(REGS // per_warp), files="cards")
+
+
+def test_sub_partitions_change_the_blocks_of_3_warp_blocks():
+    res = occupancy.hopper("h200", 96, 40, 0)
+    pooled = (REGS // regs_per_warp(40)) // 3
+    assert res["blocks"] == blocks_by_registers(96, 40) == 16 and pooled == 17
+    para = states("A03", f"fit {res['blocks']} per SM", near="blocks of 96 threads", files="2-first-principles.md")
+    assert pct(res["occupancy"]) in para and f"would give {pooled}" in para
+    states("A03", fmt(REGS_SUB), near="one per SM sub-partition", files="2-first-principles.md")
+    assert "4\\,\\lfloor 16384 / \\lceil 32R" in (ROOT / "modules/A03-warps-occupancy/2-first-principles.md").read_text()
+
+
+def test_the_model_counts_registers_per_sub_partition():
+    # the model of the player, figure and tests against the first-principles count, over every block size
+    for threads in range(32, 1025, 32):
+        for r in range(1, 256):
+            assert occupancy.hopper("h200", threads, r, 0)["limits"]["registers"] == blocks_by_registers(threads, r), (threads, r)
+    # examples where pooling the file would over-report
+    assert blocks_by_registers(64, 48) == 20 and blocks_by_registers(32, 104) == 16
+
+
+def test_shared_memory_requests_pin_the_blocks():
+    for blocks in (8, 4, 2, 1):
+        req = request(blocks)
+        states("A03", fmt(req), near="the requests for 8, 4, 2 and 1 blocks", files="2-first-principles.md")
+        for r in (18, 26, 28, 46):  # any register count the lab's kernels may have at these block counts
+            if occupancy.hopper("h200", K_THREADS, r, 0)["limits"]["registers"] >= blocks:
+                assert occupancy.hopper("h200", K_THREADS, r, req)["blocks"] == blocks
+    assert request(16) == 0
+    states("A03", "16 blocks need none", near="the requests for 8, 4, 2 and 1 blocks", files="2-first-principles.md")
+
+
+def test_the_lab_uses_the_derived_occupancies():
+    by_blocks = {16: "occ100", 8: "occ50", 4: "occ25", 2: "occ12", 1: "occ6"}
+    assert len(VARIANTS) == 19
+    for name, ilp, blocks in VARIANTS:
+        assert name == f"{by_blocks[blocks]}_ilp{ilp}"
+    # ilp 8 is absent at 16 blocks: eight float4 are 32 registers of data, the whole budget
+    assert ("occ100_ilp8", 8, 16) not in VARIANTS
+    assert 8 * LOAD_BYTES // 4 == REGS // THREADS_SM
+
+
+def test_bytes_in_flight_of_the_derivation_and_the_lab_table():
+    full = lh.bytes_in_flight(MAX_WARPS, LANES, LOAD_BYTES, 1) // KIB
+    low = lh.bytes_in_flight(MAX_WARPS // 8, LANES, LOAD_BYTES, 8) // KIB
+    assert full == low
+    states("A03", f"{full} KiB", near="At full occupancy, $W = 64$", files="2-first-principles.md")
+    labs = (ROOT / "modules/A03-warps-occupancy/4-labs.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(occ\d+_ilp\d+)` \| (\d+) \| ([\d.]+)% \| (\d+) \| (\d+) \|$", labs, re.M)
+    assert len(rows) == 8
+    for name, warps, occ, ilp, kib in rows:
+        _, vilp, blocks = next(v for v in VARIANTS if v[0] == name)
+        assert int(warps) == blocks * WARPS_PER_BLOCK and int(ilp) == vilp
+        assert float(occ) == 100 * blocks * WARPS_PER_BLOCK / MAX_WARPS
+        assert int(kib) == in_flight_kib(name)
+
+
+def test_littles_law_at_the_datasheet_peak():
+    latency = 500e-9  # the round latency the page assumes, as A01 does, before the lab measures it
+    per_sm = lh.needed_in_flight(spec("h200", "hbm_bw") / 2, latency, SMS) / KIB
+    states("A03", f"{per_sm:.1f} KiB", near="round latency of 500 ns, that is about", files="2-first-principles.md")
+    per_cu = lh.needed_in_flight(spec("mi300x", "hbm_bw") / 2, latency, CUS) / KIB
+    para = states("A03", f"{per_cu:.1f} KiB", near="a CU must keep only about", files="3-silicon.md")
+    assert f"{per_sm:.1f} KiB" in para
+    states("A03", str(SMS), near="round latency of 500 ns", files="2-first-principles.md")
+
+
+def test_divergence_passes():
+    assert lh.split_passes(1, LANES) == lh.split_passes(1, WAVE) == 2
+    assert lh.split_passes(32, LANES) == 1 and lh.split_passes(32, WAVE) == 2
+    assert lh.split_passes(64, LANES) == lh.split_passes(64, WAVE) == 1
+    states("A03", "2a", near="so every wavefront issues", files="2-first-principles.md")
+
+
+# =============================================================================================
+# Section 3: the two units, and the MI300X sweep derived
+# =============================================================================================
+
+
+def test_silicon_examples():
+    # 40 registers in blocks of 128 threads: 75% on Hopper, 100% on CDNA 3
+    h = occupancy.hopper("h200", K_THREADS, 40, 0)
+    a = occupancy.cdna3("mi300x", K_THREADS, 40, 0)
+    para = states("A03", pct(h["occupancy"]), near="kernel at 40 registers", files="3-silicon.md")
+    assert pct(a["occupancy"]) in para
+    # a 32 KiB tile per block: 6 blocks on an H200 SM, 2 on an MI300X CU
+    hb = occupancy.hopper("h200", K_THREADS, 16, 32 * KIB)["blocks"]
+    ab = occupancy.cdna3("mi300x", K_THREADS, 16, 32 * KIB)["blocks"]
+    para = states("A03", f"{hb} blocks", near="a 32 KiB tile per", files="3-silicon.md")
+    assert f"{ab} on an" in para
+
+
+def test_lds_requests_pin_the_workgroups():
+    for blocks in (8, 4, 2, 1):
+        req = lds_request(blocks)
+        states("A03", fmt(req), near="bytes of LDS leave 8", files="3-silicon.md")
+        assert occupancy.cdna3("mi300x", K_THREADS, 42, req)["blocks"] == blocks
+    full = lh.bytes_in_flight(WAVES_SIMD * SIMDS, WAVE, LOAD_BYTES, 1) // KIB
+    states("A03", f"{full} KiB", near="A full CU with one 16-byte load per lane", files="3-silicon.md")
+
+
+def test_the_vgpr_counts_fit_full_occupancy():
+    para = states("A03", "42", near="`.vgpr_count`", files="3-silicon.md")
+    for v in (12, 18, 26, 42):
+        assert str(v) in para
+        assert occupancy.cdna3("mi300x", K_THREADS, v, 0)["occupancy"] == 1
+
+
+# =============================================================================================
+# Sections 6, 7, 9: the worked numbers
+# =============================================================================================
+
+
+def test_shared_memory_per_block_at_full_occupancy():
+    blocks = MAX_WARPS // WARPS_PER_BLOCK
+    per_block = (SMEM / blocks - RESERVED) / KIB
+    states("A03", f"{per_block:g} KiB", near="a tiled kernel at 100% occupancy", files="6-tradeoffs.md")
+
+
+def test_cutlass_register_arithmetic():
+    # CUTLASS sm90 cooperative GEMM (a03-cutlass-sm90-cooperative): LoadRegisterRequirement = 40,
+    # MmaRegisterRequirement = 232, one load warpgroup and NumMMAThreads = 256, one block per SM
+    load, mma, wg = 40, 232, 128
+    total = load * wg + mma * 2 * wg
+    assert total <= REGS
+    warps = 3 * wg // LANES
+    para = states("A03", f"{100 * warps / MAX_WARPS:g}%", near="of the SM's 65,536 registers", files="7-production.md")
+    assert f"= {tex(total)}$" in para and f"{warps} warps of {MAX_WARPS}" in para
+    para = states("A03", f"{100 * warps / MAX_WARPS:g}%", near="384 threads are", files="9-self-assessment.md")
+    assert f"= {tex(total)}" in para and f"{warps} warps of {MAX_WARPS}" in para
+
+
+def test_q1_one_kernel_two_occupancies():
+    h = occupancy.hopper("h200", 256, 40, 20 * KIB)
+    a = occupancy.cdna3("mi300x", 256, 40, 20 * KIB)
+    para = states("A03", pct(h["occupancy"]), near="limited by registers**", files="9-self-assessment.md")
+    assert h["limit"] == "registers" and a["limit"] == "shared memory"
+    assert f"= {tex(40 * LANES)}$ per warp" in para
+    per_sub = REGS_SUB // (40 * LANES)
+    assert f"{tex(REGS_SUB)} / {tex(40 * LANES)} \\rfloor = {per_sub}$ warps in each of the {SUB} sub-partitions" in para
+    assert f"{SUB} \\times {per_sub} = {SUB * per_sub}$ warps" in para
+    assert f"= {h['limits']['registers']}$ blocks" in para and f"= {h['limits']['shared memory']}$ blocks" in para
+    assert f"{h['blocks']} blocks, {h['warps']} warps" in para
+    assert f"{a['blocks']} workgroups, {a['warps']} waves" in para and pct(a["occupancy"]) in para
+
+
+def test_q2_warps_a_copy_needs():
+    need = lh.needed_in_flight(spec("h200", "hbm_bw") / 2, 500e-9, SMS)
+    para = states("A03", fmt(need), near="bytes per SM**", files="9-self-assessment.md")
+    assert f"about {round(need / 512)} warps" in para
+    assert f"about {round(need / 128)} warps" in para
+    assert round(need / 128) > MAX_WARPS
+
+
+def test_q5_launch_bounds_register_cap():
+    blocks, threads = 4, 256
+    warps = blocks * threads // LANES
+    cap = REGS_SUB // (warps // SUB * LANES)
+    assert cap == REGS // (warps * LANES)  # 32 warps split evenly over the sub-partitions
+    para = states("A03", str(cap), near="registers low enough for 4 such blocks", files="9-self-assessment.md")
+    assert f"{tex(REGS_SUB)} / ({warps // SUB} \\times 32) = {cap}$" in para
+    # HIP: the same 4 read as waves per SIMD; what the CUDA text meant, counted on a CDNA 3 CU
+    waves = blocks * (threads // WAVE)
+    per_simd = waves // SIMDS
+    assert per_simd == blocks  # the coincidence the answer names, at 256 threads
+    assert f"{waves} waves over {SIMDS} SIMDs, {per_simd} per SIMD" in para
+    assert (blocks * 128 // WAVE) // SIMDS * 2 == blocks  # at 128 threads the same 4 asks for twice the waves
+    assert "blocks of 128 threads the same 4 would ask for twice" in para
+    # HIP's current porting guide (CU mode) and its earlier /32
+    doc = blocks * threads // (WAVE * 2)
+    assert f"{blocks} \\times {threads} / {WAVE * 2} = {doc}$ waves per SIMD" in para and doc == WAVES_SIMD
+    old = blocks * threads // 32
+    assert f"which would give {old}, beyond the {WAVES_SIMD}" in para and old > WAVES_SIMD
+    assert "much weaker" not in para
+
+
+# =============================================================================================
+# Section 5: ridge points and intensity
+# =============================================================================================
+
+
+def test_ridge_points_and_intensities():
+    h = spec("h200", "hbm_bw")
+    a = spec("mi300x", "hbm_bw")
+    states("A03", f"{hardware.peak('h200', 'fp32') / h:.1f}", near="ridge point", files="5-performance.md")
+    states("A03", f"{hardware.peak('mi300x', 'fp32') / a:.1f}", near="ridge point", files="5-performance.md")
+    states("A03", str(2 * K_STEPS // 8), near="FLOP per byte", files="5-performance.md")
+
+
+# =============================================================================================
+# Measurement records (NVIDIA H200): every one exists, and the prose's relations hold
+# =============================================================================================
+
+TRITON = ["w4_b512", "w4_b1024", "w4_b2048", "w4_b4096", "w8_b1024", "w8_b8192", "w16_b2048"]
+PROFILED = ["occ100_ilp1", "occ50_ilp1", "occ25_ilp8", "occ12_ilp8", "occ6_ilp1"]
+
+
+class Records(dict):
+    """The course records; a missing A03 record fails the test that needs it, with what to run."""
+
+    def __missing__(self, key: str):
+        raise AssertionError(f"no record for {key}: run `tutor labs bench A03 --course` and "
+                             f"`tutor labs profile A03 --course` on the H200")
+
+
+@pytest.fixture(scope="module")
+def recs() -> Records:
+    return Records(records(ROOT))
+
+
+def bw(recs: dict, variant: str, vendor: str = "cuda") -> float:
+    return recs[f"A03/occupancy/{variant}/{vendor}"]["value"] * 1e9  # bytes/s
+
+
+def counter(recs: dict, lab: str, kernel: str, metric: str) -> float:
+    return recs[f"A03/{lab}/{kernel}.{metric}/cuda"]["value"]
+
+
+def test_every_record_exists_and_is_below_its_ceiling(recs):
+    for name, _, _ in VARIANTS:
+        rec = recs[f"A03/occupancy/{name}/cuda"]
+        assert rec["unit"] == rec["ceiling"]["unit"] == "GB/s"
+        assert rec["value"] <= 1.05 * rec["ceiling"]["value"]
+    for name in TRITON:
+        assert recs[f"A03/occupancy/{name}/triton"]["value"] <= 1.05 * recs[f"A03/occupancy/{name}/triton"]["ceiling"]["value"]
+    assert recs["A03/occupancy/chase_latency/cuda"]["unit"] == "ns"
+    for v in ("no_branch", "warp_split", "wave_split", "lane_split"):
+        assert recs[f"A03/divergence/{v}/cuda"]["unit"] == "GFLOP/s"
+    for v in ("no_branch", "where_lane", "if_program"):
+        assert recs[f"A03/divergence/{v}/triton"]["unit"] == "GFLOP/s"
+
+
+def test_the_headline_pair(recs):
+    # lower occupancy, more loads in flight per thread, faster: the pair the headline and section 5 name
+    assert bw(recs, "occ12_ilp8") > bw(recs, "occ25_ilp1")
+    assert bw(recs, "occ6_ilp8") > bw(recs, "occ25_ilp1")
+    assert in_flight_kib("occ12_ilp8") > in_flight_kib("occ25_ilp1")
+    headline = (ROOT / "modules/A03-warps-occupancy/module.yml").read_text(encoding="utf-8")
+    assert "12.5% occupancy with eight loads in flight per thread beats the same copy at 25% with one" in headline
+
+
+def test_bandwidth_sorts_by_bytes_in_flight(recs):
+    # every variant with at least twice the bytes in flight of another, below the crossover, is faster
+    below = [(in_flight_kib(n), bw(recs, n), n) for n, _, _ in VARIANTS if in_flight_kib(n) <= 16]
+    for ka, ra, na in below:
+        for kb, rb, nb in below:
+            if ka >= 2 * kb:
+                assert ra > rb, f"{na} ({ka} KiB) is not faster than {nb} ({kb} KiB)"
+    # and at 32 KiB or more every variant is within 15% of the best one
+    top = max(bw(recs, n) for n, _, _ in VARIANTS)
+    assert all(bw(recs, n) > 0.85 * top for n, _, _ in VARIANTS if in_flight_kib(n) >= 32)
+
+
+def implied_latency_ns(recs: dict, variant: str) -> float:
+    return 2 * SMS * in_flight_kib(variant) * KIB / bw(recs, variant) * 1e9
+
+
+def test_littles_law_with_the_measured_latency(recs):
+    ceiling = recs["A03/occupancy/occ100_ilp1/cuda"]["ceiling"]["value"] * 1e9
+    latency = recs["A03/occupancy/chase_latency/cuda"]["value"] * 1e-9
+    need = lh.needed_in_flight(ceiling / 2, latency, SMS) / KIB
+    states("A03", f"{need:.1f}", near="(copy ceiling / 2) × latency / 132 SMs", files="5-performance.md")
+    # the crossover the prose names: past 8 KiB every point is slower than the best by more than 10%...
+    top = max(bw(recs, n) for n, _, _ in VARIANTS)
+    assert all(bw(recs, n) < 0.9 * top for n, _, _ in VARIANTS if in_flight_kib(n) <= 8)
+    # ... and at 32 KiB some point is within 5% of it
+    assert any(bw(recs, n) > 0.95 * top for n, _, _ in VARIANTS if in_flight_kib(n) == 32)
+    assert need < 16  # the idle latency alone would put the knee below the 16 KiB row
+
+
+def test_the_latency_each_point_saw(recs):
+    text = (ROOT / "modules/A03-warps-occupancy/5-performance.md").read_text(encoding="utf-8")
+    seen = []
+    for name in ("occ6_ilp1", "occ12_ilp1", "occ25_ilp1", "occ50_ilp1", "occ100_ilp1"):
+        lat = implied_latency_ns(recs, name)
+        row = re.search(rf"^\| `{name}` \| (\d+) \| ([\d,]+) ns \|$", text, re.M)
+        assert row, name
+        assert int(row.group(1)) == in_flight_kib(name)
+        assert row.group(2) == f"{lat:,.0f}", (name, row.group(2), lat)
+        seen.append(lat)
+    assert seen == sorted(seen)  # the latency grows with the load
+    lat = implied_latency_ns(recs, "occ50_ilp8")
+    states("A03", f"{lat:,.0f} ns", near="at 64 and 128 KiB per SM the", files="5-performance.md")
+    # even the lightest point sees more than the chase's idle latency, "about one and a half times it"
+    chase = recs["A03/occupancy/chase_latency/cuda"]["value"]
+    assert 1.3 < seen[0] / chase < 1.7
+    states("A03", "264 KiB", near="Even the lightest point", files="5-performance.md")
+    assert SMS * in_flight_kib("occ6_ilp1") == 264
+    assert 0.2 < bw(recs, "occ6_ilp1") / (recs["A03/occupancy/occ6_ilp1/cuda"]["ceiling"]["value"] * 1e9) < 0.3
+
+
+def test_profiler_agrees_with_the_occupancy_model(recs):
+    for name in PROFILED:
+        _, ilp, blocks = next(v for v in VARIANTS if v[0] == name)
+        regs = int(counter(recs, "occupancy", name, "launch__registers_per_thread"))
+        model = occupancy.hopper("h200", K_THREADS, regs, request(blocks))
+        assert model["blocks"] == blocks, name
+        assert int(counter(recs, "occupancy", name, "launch__occupancy_limit_registers")) == model["limits"]["registers"]
+        if blocks < MAX_WARPS // WARPS_PER_BLOCK:
+            assert int(counter(recs, "occupancy", name, "launch__occupancy_limit_shared_mem")) == blocks
+        achieved = counter(recs, "occupancy", name, "sm__warps_active.avg.pct_of_peak_sustained_active")
+        assert achieved <= 100 * model["occupancy"] * 1.02 and achieved >= 100 * model["occupancy"] * 0.8, name
+
+
+def test_the_ilp8_kernel_cannot_run_at_full_occupancy(recs):
+    regs = int(counter(recs, "occupancy", "occ25_ilp8", "launch__registers_per_thread"))
+    res = occupancy.hopper("h200", K_THREADS, regs, 0)
+    assert regs > REGS // THREADS_SM and res["limit"] == "registers"
+    para = states("A03", f"{res['limits']['registers']} blocks", near="cannot run at 100%", files="5-performance.md")
+    assert pct(res["occupancy"]) in para and str(regs) not in para  # the count itself is a placeholder
+    assert res["limits"]["registers"] >= 8  # still enough for occ50_ilp8
+
+
+def test_divergence_ratios(recs):
+    base = recs["A03/divergence/no_branch/cuda"]["value"]
+    share = {v: recs[f"A03/divergence/{v}/cuda"]["value"] / base for v in ("warp_split", "wave_split", "lane_split")}
+    assert share["warp_split"] > 0.97 and share["wave_split"] > 0.97
+    assert 0.45 < share["lane_split"] < 0.55
+    peak = hardware.peak("h200", "fp32")
+    states("A03", f"{100 * base * 1e9 / peak:.0f}%", near="TFLOP/s FP32 peak of the datasheet", files="5-performance.md")
+
+
+def test_threads_per_instruction(recs):
+    ratio = {k: counter(recs, "divergence", k, "smsp__thread_inst_executed.sum")
+             / counter(recs, "divergence", k, "smsp__inst_executed.sum") for k in ("branch_none", "branch_warp", "branch_lane")}
+    assert ratio["branch_none"] > 30 and ratio["branch_warp"] > 30
+    assert 15 < ratio["branch_lane"] < 18
+    para = states("A03", f"{ratio['branch_lane']:.1f}", near="threads per executed warp instruction", files="5-performance.md")
+    assert f"{ratio['branch_none']:.1f}" in para and f"{ratio['branch_warp']:.1f}" in para
+
+
+def test_triton_where_could_not_have_run_both_chains(recs):
+    where = recs["A03/divergence/where_lane/triton"]["value"] * 1e9
+    both = 2 * where  # the FLOP rate executed if both chains ran for every element
+    peak = hardware.peak("h200", "fp32")
+    assert both > peak
+    states("A03", f"{both / 1e12:.1f}", near="twice the useful rate", files="5-performance.md")
+    base = recs["A03/divergence/no_branch/triton"]["value"] * 1e9
+    assert 0.5 < where / base < 1
+
+
+def test_triton_copies_near_the_ceiling(recs):
+    for name in TRITON:
+        rec = recs[f"A03/occupancy/{name}/triton"]
+        assert rec["value"] > 0.85 * rec["ceiling"]["value"]
+
+
+def test_no_low_occupancy_point_beats_full_occupancy(recs):
+    # the headline's caveat and section 5's: the fastest of the 19 is the copy at full occupancy
+    rates = {n: bw(recs, n) for n, _, _ in VARIANTS}
+    assert max(rates, key=rates.get) == "occ100_ilp1"
+    headline = (ROOT / "modules/A03-warps-occupancy/module.yml").read_text(encoding="utf-8")
+    assert "no low-occupancy point beats the copy at full occupancy, the fastest of the sweep" in headline
+    para = states("A03", str(len(VARIANTS)), near="the fastest of all", files="5-performance.md")
+    assert "`occ100_ilp1`" in para and "`occ50_ilp8`" in para
+    # the ILP-8 kernel's register limit, and its 50% point is slower than full occupancy
+    assert rates["occ50_ilp8"] < rates["occ100_ilp1"]
+    regs = int(counter(recs, "occupancy", "occ25_ilp8", "launch__registers_per_thread"))
+    res = occupancy.hopper("h200", K_THREADS, regs, 0)
+    assert f"could run at {pct(res['occupancy'])} ({res['blocks']} blocks" in para
+
+
+def test_more_warps_win_by_much_more_than_a_few_percent_below_the_crossover(recs):
+    # at equal bytes in flight, the most-warps point beats the fewest-warps point by more than 10%
+    assert in_flight_kib("occ25_ilp1") == in_flight_kib("occ6_ilp4") == 8
+    assert in_flight_kib("occ50_ilp1") == in_flight_kib("occ6_ilp8") == 16
+    assert bw(recs, "occ25_ilp1") / bw(recs, "occ6_ilp4") > 1.1
+    assert bw(recs, "occ50_ilp1") / bw(recs, "occ6_ilp8") > 1.1
+    para = states("A03", "8 KiB", near="more warps still win", files="5-performance.md")
+    assert "by much more than a few percent" in para and "16 KiB" in para
+
+
+def test_past_the_crossover_the_bandwidth_falls(recs):
+    best32 = max(bw(recs, n) for n, _, _ in VARIANTS if in_flight_kib(n) == 32)
+    beyond = [bw(recs, n) for n, _, _ in VARIANTS if in_flight_kib(n) >= 64]
+    assert beyond and max(beyond) < best32
+    para = states("A03", "128 KiB", near="it falls a little below the best 32 KiB point", files="5-performance.md")
+    assert "64 and 128 KiB" in para
+
+
+def test_the_latency_column_is_an_upper_bound():
+    text = (ROOT / "modules/A03-warps-occupancy/5-performance.md").read_text(encoding="utf-8")
+    assert "| time per round of loads, $2 \\cdot 132 \\cdot B / \\text{rate}$ (an upper bound on the latency the loads saw) |" in text
+    assert "| latency the loads saw," not in text
+
+
+def test_achieved_occupancy_is_a_point_or_two_under(recs):
+    for name in PROFILED:
+        _, ilp, blocks = next(v for v in VARIANTS if v[0] == name)
+        theoretical = 100 * blocks * WARPS_PER_BLOCK / MAX_WARPS
+        achieved = counter(recs, "occupancy", name, "sm__warps_active.avg.pct_of_peak_sustained_active")
+        assert 0 <= theoretical - achieved < 2, name
+    states("A03", "a point or two under", near="runs at the occupancy its name says", files="5-performance.md")
+
+
+def test_the_profiler_register_limits_are_per_sub_partition(recs):
+    # ncu's launch__occupancy_limit_registers for the two register counts the lab's kernels have (18, 46)
+    for name in PROFILED:
+        regs = int(counter(recs, "occupancy", name, "launch__registers_per_thread"))
+        limit = int(counter(recs, "occupancy", name, "launch__occupancy_limit_registers"))
+        assert limit == blocks_by_registers(K_THREADS, regs), (name, regs, limit)
+
+
+def test_the_triton_paragraphs_call_the_unmeasured_a_hypothesis():
+    para = states("A03", "77.4", near="twice the useful rate", files="5-performance.md")
+    assert "was not examined" in para and "One hypothesis" in para and "ptxas" not in para
+    assert "its cause was not measured" in para
+    para = states("A03", "4 warps", near="Every Triton configuration is near", files="5-performance.md")
+    assert "was not profiled" in para and "hypothesis" in para
+    assert "a few percent" not in para
+
+
+def test_the_analogy_figure_caption_counts_a_round_trip_of_16_ticks():
+    t = lh.timeline(1, 15, 48, 1)
+    busy = sum(1 for w in t.issue if w >= 0)
+    round_trip = 48 // busy
+    assert round_trip == 15 + 1
+    para = states("A03", str(round_trip), near="round trip of", files="figures.yml")
+    assert "requests in flight} / " + str(round_trip) + ")" in para
+    for rows, requests in ((4, 1), (1, 4), (16, 1)):
+        t = lh.timeline(rows, 15, 48, requests)
+        assert sum(1 for w in t.issue if w >= 0) / 48 >= min(1, rows * requests / round_trip) - 1 / 48
+
+
+def test_cards_state_the_sub_partition_rule_and_hip_conversion():
+    states("A03", fmt(REGS_SUB), near="sub-partition", files="cards")
+    para = states("A03", str(SIMDS), near="waves per SIMD for the target", files="cards")
+    assert "(warpSize x 2)" in para and ") / 32" not in para

@@ -1,0 +1,459 @@
+"""Claims of module A04 (the memory hierarchy and the roofline): derived here, then read from its own text.
+
+The ridge points, the FMA stream's intensities, the pointer chase's line and hop counts, the bytes in
+flight of the stream, the register and cache totals, and the answers of the self-assessment are recomputed
+from the one hardware table (tutor_build.models.hardware), the hierarchy model built on it
+(tutor_build.models.hierarchy), or the lab's own source, formatted as the page prints them and found in the
+paragraph that states them (tests/claims/prose.py).
+
+The second half reads the H200 records of the two labs and checks the relations the prose draws from them:
+each cliff of the chase where the capacities put it, the bandwidth ordering of the levels, the FMA stream
+flat below the ridge and on the FP32 roof above it. The labs run on one GPU, so a missing record fails.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from prose import never_states, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware, hierarchy
+
+ROOT = Path(__file__).parents[2]
+CHASE_CU = (ROOT / "labs/A04/cuda/pointer_chase.cu").read_text(encoding="utf-8")
+BW_CU = (ROOT / "labs/A04/cuda/bandwidth.cu").read_text(encoding="utf-8")
+BW_HIP = (ROOT / "labs/A04/hip/bandwidth.hip").read_text(encoding="utf-8")
+BW_TRITON = (ROOT / "labs/A04/triton/bandwidth.py").read_text(encoding="utf-8")
+
+FLOAT = 4  # bytes of a float32
+FLOAT4 = 16  # bytes of one float4 load
+FMA_FLOP = 2  # a fused multiply-add is two floating-point operations
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+
+
+def lab_int(pattern: str, text: str) -> int:
+    found = re.search(pattern, text)
+    assert found, f"the lab source no longer matches {pattern!r}"
+    return int(found.group(1))
+
+
+LINE = lab_int(r"constexpr unsigned kLine = (\d+);", CHASE_CU)
+HOPS = 1 << lab_int(r'"--hops", 1 << (\d+)\)', CHASE_CU)
+MAX_MIB = lab_int(r'"--max-mib", (\d+)\)', CHASE_CU)
+SMALLEST = lab_int(r"const double l1 = time_chase\(\"global\", size_t\((\d+)\) << 10", CHASE_CU) * KIB
+UNROLL = lab_int(r"constexpr int kUnroll = (\d+);", BW_CU)
+THREADS = lab_int(r"constexpr int kThreads = (\d+);", BW_CU)
+BLOCKS_PER_SM = lab_int(r"constexpr int kBlocksPerSM = (\d+);", BW_CU)
+RESIDENT_CU = lab_int(r"constexpr int kResidentBytes = (\d+) \* 1024;", BW_CU) * KIB
+RESIDENT_HIP = lab_int(r"constexpr int kResidentBytes = (\d+) \* 1024;", BW_HIP) * KIB
+PASSES_L1 = lab_int(r"passes_l1 = (\d+);", BW_CU)
+INTENSITIES = [int(k) for k in re.search(r"kIntensities\[\] = \{([\d, ]+)\}", BW_CU).group(1).split(",")]
+SMS = int(hardware.value("h200", "units"))
+# the L2 size the lab's H200 reports to the CUDA runtime (cudaDevAttrL2CacheSize), from the device transcript
+DEVICE_TXT = (ROOT / "measurements/transcripts/h200-device.txt").read_text(encoding="utf-8")
+L2_REPORTED = lab_int(r"L2_cache_size (\d+)", DEVICE_TXT)
+REFS_TXT = (ROOT / "references.yml").read_text(encoding="utf-8")
+
+
+def ridge(device: str, precision: str) -> float:
+    return hierarchy.ridge(device, precision)
+
+
+# =============================================================================================
+# The roofline: ridge points and the FMA stream
+# =============================================================================================
+
+
+@pytest.mark.parametrize("device,row", [("h200", "| H200 |"), ("mi300x", "| MI300X |")])
+def test_ridge_table(device, row):
+    bw = hardware.value(device, "hbm_bw")
+    para = states("A04", f"{bw / 1e12:.1f} TB/s", near=row)
+    for precision in ("fp32", "bf16", "fp8"):
+        peak = hardware.peak(device, precision)
+        assert f"{peak / 1e12:,.0f} TFLOP/s, $I^{{*}}$ = {ridge(device, precision):.0f}" in para, (device, precision, para)
+
+
+def test_ridge_points_wherever_the_page_uses_them():
+    h = {p: f"{ridge('h200', p):.0f}" for p in ("fp32", "bf16", "fp8")}
+    m = {p: f"{ridge('mi300x', p):.0f}" for p in ("fp32", "bf16", "fp8")}
+    states("A04", h["fp8"], near="An FP8 kernel on an H200 must do")
+    para = states("A04", h["fp32"], near="The ridge points of section 2, from the datasheets")
+    for number in (m["fp32"], h["bf16"], m["bf16"], h["fp8"], m["fp8"]):
+        assert re.search(rf"(?<![\d,]){number}(?!\d)", para), number
+    states("A04", h["fp32"], near="FP32 on CUDA\n  cores".replace("\n  ", " "))
+    states("A04", h["bf16"], near="BF16 on Tensor Cores")
+    states("A04", h["fp8"], near="FP8 and the ridge")
+    states("A04", h["fp32"], near="BF16's 990 TFLOP/s are Tensor Core rates")
+    para = states("A04", h["fp32"], near="Count its FLOP and its HBM bytes")
+    assert f"BF16\n    {h['bf16']}".split()[1] in para and h["fp8"] in para
+    states("A04", f"{ridge('h200', 'fp32'):.0f} FLOP per byte for FP32", near="67 / 4.8", files="cards")
+    states("A04", f"{ridge('mi300x', 'fp8'):.0f} for FP8", near="163.4 / 5.3", files="cards")
+
+
+def test_fma_stream_intensity_and_the_k_at_the_ridge():
+    assert INTENSITIES == [2 ** i for i in range(9)]
+    lo, hi = hierarchy.fma_intensity(INTENSITIES[0]), hierarchy.fma_intensity(INTENSITIES[-1])
+    states("A04", f"$k$ = {INTENSITIES[0]} is {lo:g} FLOP per byte", near="The lab's `fma_k` stream loads")
+    states("A04", f"$k$ = {INTENSITIES[-1]} is {hi:g}", near="The lab's `fma_k` stream loads")
+    states("A04", f"from {lo:g} to {hi:g}", near="The `fma_k` stream moves the same 1 GiB")
+    kh = hierarchy.fmas_at_ridge(ridge("h200", "fp32"))
+    km = hierarchy.fmas_at_ridge(ridge("mi300x", "fp32"))
+    para = states("A04", f"$k$ = {kh:.0f} FMAs per float on the H200", near="It meets the FP32 ridge")
+    assert f"{km:.0f} on the\n   MI300X".split()[0] in para
+    below = max(k for k in INTENSITIES if k < kh)
+    above = min(k for k in INTENSITIES if k > kh)
+    states("A04", f"between {below} and {above} on the\n   H200".split("\n")[0], near="Then predict the $k$")
+    states("A04", f"k = {kh:.0f}", near="A stream loads 4-byte floats", files="cards")
+
+
+def test_fp32_peak_from_lanes_and_clock():
+    f = hierarchy.hopper_fp32_clock("h200")
+    states("A04", f"$f$ = {f / 1e9:.2f} GHz", near="The FP32 peak is a count of lanes and clocks")
+    assert hierarchy.HOPPER_FP32_LANES.value == lab_int(r"constexpr int kFp32PerSM = (\d+);", BW_CU)
+    p = hierarchy.cdna3_fp32_peak()
+    assert p == pytest.approx(hardware.peak("mi300x", "fp32"), rel=1e-3)
+    states("A04", f"{p / 1e12:.1f} TFLOP/s of its datasheet", near="On the MI300X, 304 CUs")
+
+
+# =============================================================================================
+# The pointer chase
+# =============================================================================================
+
+
+def test_lines_hops_and_the_cost_of_the_launch():
+    assert LINE == 128 and SMALLEST == 16 * KIB and MAX_MIB * MIB == 4 * GIB
+    para = states("A04", f"A 16 KiB set has $n$ = {hierarchy.chase_footprint(SMALLEST, LINE)} lines", near="**The chain.**")
+    assert f"a 4 GiB set has {hierarchy.chase_footprint(MAX_MIB * MIB, LINE):,}" in para
+    launch = 5e-6  # seconds: "a few microseconds", the figure the step assumes
+    states("A04", f"$H$ = {HOPS:,} hops", near="**The overhead is negligible.**")
+    states("A04", f"adds {launch / HOPS * 1e9:.2f} ns", near="**The overhead is negligible.**")
+    sizes = int(math.log2(MAX_MIB * MIB // SMALLEST)) + 1
+    states("A04", f"{sizes} sizes doubling from 16 KiB", near="| `pointer_chase` | `ws_16KiB`")
+    lines = hierarchy.chase_footprint(MAX_MIB * MIB, LINE)
+    states("A04", f"{lines / 1e6:.1f}\nmillion lines".split("\n")[0], near="On an H200 the CUDA benchmark of `pointer_chase`")
+
+
+def test_one_sm_one_l1():
+    l1 = hierarchy.level("h200", "l1")
+    states("A04", f"{l1.total / 1e6:.1f} MB together", near="why the 16 MiB set")
+    states("A04", f"{l1.total / 1e6:.1f} MB together", near="The 132 L1s of an H200")
+    per_sm = 16 * MIB / SMS
+    states("A04", f"{per_sm / KIB:.0f} KiB per SM", near="spread over all SMs could keep a 16 MiB set")
+    per_sm4 = 4 * MIB / SMS
+    states("A04", f"about {per_sm4 / 1e3:.0f} KB per SM", near="ld.global.cg (__ldcg)", files="cards")
+    shared_chase = 16 * KIB // LINE
+    states("A04", f"a cycle of {shared_chase} lines in shared memory", near="`shared`,")
+
+
+# =============================================================================================
+# The stream: bytes in flight and bytes per launch
+# =============================================================================================
+
+
+def test_bytes_in_flight_of_the_stream():
+    threads = BLOCKS_PER_SM * THREADS
+    assert threads == hardware.value("h200", "max_warps_per_unit") * hardware.value("h200", "lanes")
+    per_sm = threads * UNROLL * FLOAT4
+    para = states("A04", f"{threads:,} threads per SM: {per_sm // KIB} KiB in flight", near="To sustain $B$ the whole GPU")
+    assert f"all {SMS} SMs" in para
+    states("A04", f"{threads:,} threads per SM and {per_sm // KIB} KiB", near="Little's law: $N = B")
+
+
+def test_four_loads_in_flight_only_on_large_sets():
+    grid = BLOCKS_PER_SM * THREADS * SMS  # G, the threads of the timed grid
+    all_in = UNROLL * grid * FLOAT4  # thread t runs the unrolled loop while t + 3G < n: every thread from 4G on
+    none_in = (UNROLL - 1) * grid * FLOAT4  # and none below 3G
+    para = states("A04", f"$G$ = {grid:,} threads", near="That holds only for a set large enough")
+    assert f"from $4G$ float4s, {all_in / MIB:.1f} MiB, on" in para and f"below $3G$, {none_in / MIB:.1f} MiB" in para
+    for mib in (4, 8):
+        assert mib * MIB <= none_in  # no thread reaches the four-load loop
+    n4 = 4 * MIB // FLOAT4
+    assert n4 < grid and f"{grid - n4:,} threads" in para and "one or two loads a pass" in para
+    assert 8 * MIB // FLOAT4 <= 2 * grid
+    states("A04", "no thread reaches the four-load loop", near="At 4 and 8 MiB the set has fewer float4s")
+
+
+def test_fma_count_leaves_out_the_sum():
+    # work<K>: 4K FMAs, then 3 additions and the accumulation, per float4: one uncounted FLOP per float
+    assert "return (v.x + v.y) + (v.z + v.w);" in BW_CU and "acc += work<K>" in BW_CU
+    para = states("A04", f"{1 / (FMA_FLOP * 1):.0%} on top of it at\n$k$ = 1".replace("\n", " "), near="counting only\nthe FMAs".replace("\n", " "))
+    assert 1 / (FMA_FLOP * 64) < 0.01 and "under 1% from $k$ = 64 on" in para
+    states("A04", "and counts only those", near="The lab's `fma_k` stream loads")
+
+
+def test_l1_variant_bytes_and_sets():
+    per_sm = BLOCKS_PER_SM * RESIDENT_CU
+    assert per_sm < hierarchy.HOPPER_L1_SHARED.value
+    states("A04", f"two blocks per SM hold {per_sm // KIB} KiB", near="**Keeping a set in one level.**")
+    blocks = BLOCKS_PER_SM * SMS
+    launch = blocks * RESIDENT_CU * PASSES_L1
+    para = states("A04", f"On {blocks} blocks that is {launch / 1e9:.1f} GB per launch", near="**Keeping a set in one level.**")
+    assert f"1/{PASSES_L1}" in para
+    states("A04", f"about {launch / 1e9:.1f} GB read", near="| `bandwidth` | `read_l1`")
+    triton_bytes = rec("A04/bandwidth/read_l1/triton")["bytes"]
+    states("A04", f"the Triton grid, {triton_bytes / 1e9:.1f} GB", near="| `bandwidth` | `read_l1`")
+    assert rec("A04/bandwidth/read_l1/cuda")["bytes"] == launch
+    assert BLOCKS_PER_SM * RESIDENT_HIP < hierarchy.CDNA3_L1.value
+    states("A04", f"HIP and Triton {RESIDENT_HIP // KIB} KiB", near="| `bandwidth` | `read_l1`")
+    ratio = hierarchy.HOPPER_L1_SHARED.value / hierarchy.CDNA3_L1.value
+    assert ratio == 8
+    states("A04", "an eighth of\n  Hopper's array".split("\n")[0], near="On CDNA 3 the 32 KiB L1")
+    states("A04", f"an {RESIDENT_HIP // KIB} KiB set where the CUDA lab gives {RESIDENT_CU // KIB} KiB", near="On CDNA 3 the 32 KiB L1")
+
+
+# =============================================================================================
+# Capacities: the ladder and the silicon table
+# =============================================================================================
+
+
+def test_register_files_and_caches():
+    regs = hierarchy.register_file("h200")
+    states("A04", f"{int(hardware.value('h200', 'regs_per_unit')):,} × 4 bytes = {regs // KIB} KiB per SM", near="| registers |")
+    states("A04", f"{hierarchy.register_file('mi300x') // KIB} KiB of vector general-purpose registers", near="| registers |")
+    states("A04", f"{hierarchy.CDNA3_L2_PER_XCD.value / 1e6:.0f} MB per XCD, {hierarchy.CDNA3_XCDS.value:.0f} XCDs", near="| L2 |")
+    total_l2 = hierarchy.level("mi300x", "l2").total
+    states("A04", f"the\n  {total_l2 / 1e6:.0f} MB that all eight hold".split("\n")[1].split()[0], near="One L2, or eight.")
+
+
+# =============================================================================================
+# Self-assessment
+# =============================================================================================
+
+
+def test_q1_saxpy():
+    flop, nbytes = FMA_FLOP, 3 * FLOAT
+    i = flop / nbytes
+    roof = i * hardware.value("h200", "hbm_bw")
+    para = states("A04", f"= {i:.2f} FLOP per\n    byte".split("\n")[0], near="One FMA, 2 FLOP, per element; 12 bytes")
+    assert f"{roof / 1e12:.1f} TFLOP/s" in para
+    assert f"{roof / hardware.peak('h200', 'fp32'):.1%}" in para
+    assert f"ridge of {ridge('h200', 'fp32'):.0f}" in para
+
+
+def test_q2_bytes_in_flight():
+    latency = 700e-9  # the question's assumption
+    n = hierarchy.bytes_in_flight(hardware.value("h200", "hbm_bw"), latency)
+    per_sm = n / SMS
+    per_thread = UNROLL * FLOAT4
+    threads = per_sm / per_thread
+    warps = math.ceil(threads / hardware.value("h200", "lanes"))
+    para = states("A04", f"= {n / 1e6:.2f} MB for the GPU", near="Little's law: $N = B")
+    assert f"{per_sm / 1e3:.1f} KB on each of its {SMS}" in para
+    assert f"{per_thread} bytes per thread that is {threads:.0f} threads, about {warps} warps" in para
+    lab_in_flight = BLOCKS_PER_SM * THREADS * per_thread
+    assert round(lab_in_flight / per_sm) == 5
+    assert "five times more than needed" in para
+
+
+def test_q5_square_gemm():
+    # I = n/3 passes the ridge at the first whole n above 3 x the unrounded ridge
+    n_h = math.floor(3 * ridge("h200", "bf16")) + 1
+    n_m = math.floor(3 * ridge("mi300x", "bf16")) + 1
+    assert (n_h - 1) / 3 <= ridge("h200", "bf16") < n_h / 3 and (n_m - 1) / 3 <= ridge("mi300x", "bf16") < n_m / 3
+    para = states("A04", f"from $n$ = {n_h}", near="$2n^3$ FLOP over")
+    assert f"from $n$ = {n_m}" in para
+    assert f"ridge of {ridge('h200', 'bf16'):.0f}" in para and f"MI300X's {ridge('mi300x', 'bf16'):.0f}" in para
+    assert f"{ridge('h200', 'bf16'):.1f} and" in para and f"= {ridge('mi300x', 'bf16'):.1f}" in para
+    assert f"at $n$ = {n_h - 1}, $n/3$ = {(n_h - 1) / 3:.1f} is still below it" in para
+    never_states("A04", f"{n_m - 1}")  # the off-by-one crossover the page once gave
+
+
+def test_drill3_decode_ratio():
+    r = hardware.value("h200", "hbm_bw") / hardware.value("h100-sxm", "hbm_bw")
+    states("A04", f"at most {r:.2f}× faster", near="Decode at small batch loads every weight")
+    states("A04", f"{hardware.value('h100-sxm', 'hbm_bw') / 1e12:.2f} TB/s", near="Decode at small batch loads every weight")
+
+
+# =============================================================================================
+# The records of the H200 (the labs run on one GPU: a missing record is a failure)
+# =============================================================================================
+
+RECS = records(ROOT)
+
+
+def rec(key: str) -> dict:
+    assert key in RECS, f"no record {key}: run `tutor labs bench A04 --course` on the H200"
+    return RECS[key]
+
+
+def chase(size: str, vendor: str = "cuda") -> float:
+    return rec(f"A04/pointer_chase/ws_{size}/{vendor}")["value"]
+
+
+def test_chase_records_are_complete_and_checked():
+    sizes = []
+    b = SMALLEST
+    while b <= MAX_MIB * MIB:
+        sizes.append(b)
+        b *= 2
+    for vendor in ("cuda", "triton"):
+        for b in sizes:
+            name = f"{b >> 30}GiB" if b >= GIB else f"{b >> 20}MiB" if b >= MIB else f"{b >> 10}KiB"
+            r = rec(f"A04/pointer_chase/ws_{name}/{vendor}")
+            assert r["unit"] == "ns" and r["ceiling"]["unit"] == "ns"
+            assert r["ceiling"]["value"] == pytest.approx(chase("16KiB", vendor))
+    rec("A04/pointer_chase/shared/cuda")
+
+
+def test_bandwidth_records_are_complete():
+    for vendor in ("cuda", "triton"):
+        for v in ("read_l1", "read_4MiB", "read_16MiB", "read_2GiB"):
+            r = rec(f"A04/bandwidth/{v}/{vendor}")
+            assert r["unit"] == "GB/s" and r["ceiling"]["name"] == "device-to-device copy"
+        for k in INTENSITIES:
+            r = rec(f"A04/bandwidth/fma_k{k}/{vendor}")
+            assert r["flops"] == pytest.approx(FMA_FLOP * k * r["bytes"] / FLOAT)
+
+
+def test_the_chase_climbs_the_ladder():
+    l1, l2, hbm = chase("16KiB"), chase("16MiB"), chase("1GiB")
+    assert l1 < l2 < hbm
+    for vendor in ("cuda", "triton"):  # three plateaus, flat to within 5% (4% across L1's four sets)
+        assert chase("128KiB", vendor) < 1.05 * chase("16KiB", vendor)
+        assert chase("16MiB", vendor) < 1.02 * chase("512KiB", vendor)
+        assert chase("4GiB", vendor) < 1.02 * chase("128MiB", vendor)
+        assert chase("16MiB", vendor) < chase("32MiB", vendor) < chase("64MiB", vendor) < chase("128MiB", vendor)
+
+
+def test_the_chase_numbers_the_page_derives():
+    l1, l2 = chase("16KiB"), chase("1MiB")
+    hit = (l2 - chase("256KiB")) / (l2 - l1)  # t = h t_hit + (1 - h) t_miss, solved for h
+    assert 0.4 < hit < 0.6
+    states("A04", "about half the hops still hit", near="**L1, 16 to 128 KiB:**")
+    states("A04", f"factor of {16 * MIB // (512 * KIB)} in size", near="**L2, 512 KiB to 16 MiB:**")
+    para = states("A04", f"about {32 * MIB / 1e6:.0f} MB", near="**Out of L2 at 32 MiB.**")
+    assert L2_REPORTED / 2 < 32 * MIB < L2_REPORTED  # fits the whole reported L2, not half of it
+    assert f"{L2_REPORTED:,} bytes ({L2_REPORTED // MIB} MiB)" in para and "little more than half" in para
+    assert "measurements/transcripts/h200-device.txt" in para
+    states("A04", f"{L2_REPORTED:,} bytes ({L2_REPORTED // MIB} MiB)", near="| L2 |")
+    # the first step: well above the L2 plateau; the second, 32 -> 128 MiB, a large part of the HBM hop
+    assert chase("32MiB") > 1.3 * chase("16MiB") and chase("128MiB") > 1.3 * chase("32MiB")
+    states("A04", "nearly every hop reading its line from HBM", near="**Out of L2 at 32 MiB.**")
+    states("A04", "a hypothesis", near="**A second step, with the chase already in HBM.**")
+    dram = rec("A04/pointer_chase/chase.dram__bytes_read.sum/cuda")["value"]
+    states("A04", f"{HOPS:,} hops", near="**HBM, 128 MiB and beyond:**")
+    states("A04", f"{dram / HOPS:.1f} bytes a hop", near="**HBM, 128 MiB and beyond:**")
+    rise = chase("4GiB") / chase("128MiB") - 1
+    assert rise < 0.02
+    states("A04", "under 2%", near="**No further step from 128 MiB to 4 GiB.**")
+    for name, text in prose_sources().items():
+        assert "No TLB cliff" not in text and "none from address translation" not in text, name
+
+
+def prose_sources() -> dict[str, str]:
+    from prose import sources
+    return {**sources("A04"), **sources("A04", "module.yml"), **sources("A04", "cards")}
+
+
+def test_headline_states_what_the_chase_shows():
+    para = states("A04", "128 MiB", near="headline:", files="module.yml")
+    assert "no further step from 128 MiB to 4 GiB" in para and "the last in two steps" in para
+
+
+def test_chase_gpu_time_of_the_benchmark():
+    warm_cap = 1 << lab_int(r"std::min<long long>\(n, 1 << (\d+)\)", CHASE_CU)
+    runs = re.search(r"const int warmup = (\d+), reps = (\d+);", CHASE_CU)
+    launches = int(runs[1]) + int(runs[2])
+    total, b = 0.0, SMALLEST
+    while b <= MAX_MIB * MIB:
+        name = f"{b >> 30}GiB" if b >= GIB else f"{b >> 20}MiB" if b >= MIB else f"{b >> 10}KiB"
+        total += (min(b // LINE, warm_cap) + launches * HOPS) * chase(name) * 1e-9  # a warm lap, then the launches
+        b *= 2
+    states("A04", f"about {total:.1f} s of GPU time", near="On an H200 the CUDA benchmark of `pointer_chase`")
+    never_states("A04", "10 s")
+
+
+def test_cycles_and_littles_law_from_the_records():
+    clock = rec("A04/bandwidth/sweep.sm__cycles_elapsed.avg.per_second/cuda")["value"]
+    para = states("A04", f"{clock / 1e9:.2f} GHz top clock", near="In cycles of the")
+    assert f"{clock / 1e9:.2f}" == f"{hierarchy.hopper_fp32_clock('h200') / 1e9:.2f}"
+    states("A04", f"the {hierarchy.hopper_fp32_clock('h200') / 1e9:.2f} GHz the FP32 rate implies", near="**Compute-bound, $k$ = 64 to 256.**")
+    assert "nothing records\nthe clock during the chase".replace("\n", " ") in para
+    note = re.search(r"H100 SXM\s+L1 (\d+), L2 (\d+), main memory (\d+) cycles", REFS_TXT)
+    assert note, "the dewing-gpu-latency-2026 note no longer states the H100 SXM cycles"
+    assert f"reports {note[1]}, {note[2]} and {note[3]} cycles" in para and "[@dewing-gpu-latency-2026]" in para
+    for key, name in (("ws_16KiB", "an L1 hit\nis"), ("shared", "a shared-memory load"), ("ws_1MiB", "an L2 hit"),
+                      ("ws_1GiB", "an HBM load")):
+        cycles = rec(f"A04/pointer_chase/{key}/cuda")["value"] * 1e-9 * clock
+        assert f"{cycles:.0f}" in para, (key, cycles)
+    lat = chase("1GiB") * 1e-9
+    n = hierarchy.bytes_in_flight(hardware.value("h200", "hbm_bw"), lat)
+    para = states("A04", f"{n / 1e6:.2f} MB in flight", near="**Little's law with the measured latency.**")
+    assert f"{n / SMS / 1e3:.1f} KB per SM" in para
+    lab = BLOCKS_PER_SM * THREADS * UNROLL * FLOAT4
+    assert round(lab / (n / SMS)) == 10 and "ten times that" in para
+    stall = rec("A04/bandwidth/sweep.smsp__warp_issue_stalled_no_instruction_per_warp_active.pct/cuda")["value"]
+    assert stall > 50  # the k = 256 kernel waits for instructions most of the time
+    assert clock == pytest.approx(hierarchy.hopper_fp32_clock("h200"), rel=0.01)  # at the top clock: no throttling
+
+
+def test_the_levels_deliver_in_order():
+    l1 = rec("A04/bandwidth/read_l1/cuda")["value"]
+    l2 = rec("A04/bandwidth/read_16MiB/cuda")["value"]
+    hbm = rec("A04/bandwidth/read_2GiB/cuda")
+    assert l1 > l2 > hbm["value"]
+    assert hbm["value"] < hardware.value("h200", "hbm_bw") / 1e9  # below the datasheet
+
+
+def test_the_fma_stream_bends_at_the_ridge():
+    k = {x: rec(f"A04/bandwidth/fma_k{x}/cuda") for x in INTENSITIES}
+    ms = {x: r["ms"] for x, r in k.items()}
+    kr = hierarchy.fmas_at_ridge(ridge("h200", "fp32"))
+    below = [x for x in INTENSITIES if x <= kr / 2]
+    assert max(ms[x] for x in below) < 1.3 * min(ms[x] for x in below)  # memory-bound: the time barely moves
+    assert ms[INTENSITIES[-1]] > 4 * ms[INTENSITIES[0]]  # compute-bound at the top
+
+
+def test_bandwidth_numbers_the_page_derives_from_the_records():
+    l1 = rec("A04/bandwidth/read_l1/cuda")["value"] * 1e9
+    per_sm = l1 / SMS
+    clock = hierarchy.hopper_fp32_clock("h200")
+    para = states("A04", f"Per SM that is {per_sm / 1e9:.0f} GB/s", near="**L1:")
+    assert f"at most {clock / 1e9:.2f} GHz" in para and f"at least {per_sm / clock:.0f} bytes per clock" in para
+    hbm = rec("A04/bandwidth/read_2GiB/cuda")
+    para = states("A04", f"{hbm['value'] * 1e9 / hardware.value('h200', 'hbm_bw'):.0%}", near="**HBM:")
+    assert f"copy reaches {hbm['ceiling']['value'] * 1e9 / hardware.value('h200', 'hbm_bw'):.0%}" in para
+
+
+def test_fma_numbers_the_page_derives_from_the_records():
+    ms = {k: rec(f"A04/bandwidth/fma_k{k}/cuda")["ms"] for k in INTENSITIES}
+    flat = [ms[k] for k in INTENSITIES if k <= 16]
+    states("A04", f"{min(flat):.3f} to {max(flat):.3f} ms", near="**Memory-bound, $k$ = 1 to 16.**")
+    k32 = rec("A04/bandwidth/fma_k32/cuda")
+    roof = k32["ceiling"]["value"]
+    slant = hierarchy.fma_intensity(32) * k32["ceiling"]["value"]  # the ceiling is min(P, I B): here P
+    copy = rec("A04/bandwidth/fma_k1/cuda")["ceiling"]["value"] / hierarchy.fma_intensity(1)  # I B at k = 1, TB/s
+    assert abs(hierarchy.fma_intensity(32) * copy - roof) / roof < 0.01 and slant > 0
+    states("A04", "within 1% of each other", near="**The bend, $k$ = 32.**")
+    body = INTENSITIES[-1] * 4 * UNROLL  # k FMAs on each of 4 floats of each of kUnroll float4s
+    states("A04", f"{body:,} FMA instructions", near="**Compute-bound, $k$ = 64 to 256.**")
+    best = max(rec(f"A04/bandwidth/fma_k{k}/cuda")["value"] for k in INTENSITIES)
+    measured_ridge = best / copy
+    states("A04", f"{measured_ridge:.1f} FLOP per byte", near="The measured roof bends where the measured limits meet")
+    states("A04", f"datasheet's {ridge('h200', 'fp32'):.0f}", near="The measured roof bends where the measured limits meet")
+
+
+def test_headline_ridge_points():
+    para = states("A04", f"{ridge('h200', 'fp32'):.0f} FLOP per byte on the H200", near="headline:", files="module.yml")
+    assert f"{ridge('mi300x', 'fp32'):.0f} on the MI300X" in para
+    assert f"(BF16, {ridge('h200', 'bf16'):.0f} and {ridge('mi300x', 'bf16'):.0f})" in para
+
+
+def test_profile_numbers_the_page_derives():
+    sectors = rec("A04/bandwidth/resident.l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/cuda")["value"]
+    launch = BLOCKS_PER_SM * SMS * RESIDENT_CU * PASSES_L1
+    assert sectors * 32 == launch  # every byte the L1 run loads goes through the L1 as a 32-byte sector
+    sets = BLOCKS_PER_SM * SMS * RESIDENT_CU
+    dram = rec("A04/bandwidth/resident.dram__bytes_read.sum/cuda")["value"]
+    assert sets <= dram < 1.01 * sets  # each set once from HBM
+    para = states("A04", f"{sets / 1e6:.2f} MB, once", near="The profiler confirms where the bytes come from")
+    assert f"{launch / 1e9:.1f} GB" in para and f"the {BLOCKS_PER_SM * SMS} blocks'" in para
+    swept = rec("A04/bandwidth/sweep.l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/cuda")["value"] * 32
+    assert swept == GIB
+    dram16 = rec("A04/bandwidth/sweep.dram__bytes_read.sum/cuda")["value"]
+    assert 16 * MIB <= dram16 < 1.01 * 16 * MIB
+    assert f"{dram16 / swept:.1%}" in para

@@ -1,0 +1,473 @@
+"""Claims of module A07 (tensor cores and matrix cores): derived here, then read from the module's own text.
+
+The first half recomputes every number the prose derives (work per instruction, peak ratios and rates from
+the one hardware table, the ldmatrix pass counts of the lab's own tile layout and launch geometry, the
+error-bound factor, the arithmetic intensities and ridge points) and finds each in the paragraph that
+states it. The constants of the lab (tile sizes, benchmark size, the largest checked K) are read from the
+lab source, so a change there fails here too.
+
+The second half reads the H200 records and checks the relations the prose draws from them: the headline's
+goal (a Triton tl.dot kernel at 95% or more of cuBLAS bf16) was not met, by any Triton record against the
+torch.mm of its own run, and the page says so; the CUDA and the Triton records come from different runs and
+are never set against each other; every mma.sync kernel sits at or under the mma.sync register-loop ceiling,
+which itself sits under the datasheet peak; and the profiler's ldmatrix passes match the derivation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from prose import never_states, sources, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware
+from tutor_build.models import mma_layout as L
+
+ROOT = Path(__file__).parents[2]
+LAB_CU = (ROOT / "labs/A07/cuda/mma_gemm.cu").read_text(encoding="utf-8")
+LAB_PY = (ROOT / "labs/A07/triton/mma_gemm.py").read_text(encoding="utf-8")
+
+
+def lab_int(pattern: str, text: str = LAB_CU) -> int:
+    found = re.search(pattern, text)
+    assert found, f"the lab source no longer matches {pattern!r}"
+    return int(found.group(1))
+
+
+BM = lab_int(r"constexpr int kBM = (\d+), kBN = \d+, kBK = \d+, kThreads = \d+;")
+BN = lab_int(r"constexpr int kBM = \d+, kBN = (\d+), kBK = \d+, kThreads = \d+;")
+BK = lab_int(r"constexpr int kBM = \d+, kBN = \d+, kBK = (\d+), kThreads = \d+;")
+THREADS = lab_int(r"constexpr int kBM = \d+, kBN = \d+, kBK = \d+, kThreads = (\d+);")
+WM = lab_int(r"constexpr int kWM = (\d+), kWN = \d+;")
+WN = lab_int(r"constexpr int kWM = \d+, kWN = (\d+);")
+N_BENCH = lab_int(r'arg_int\(args, "--n", (\d+)\)')
+K_MAX = max(int(k) for k in re.findall(r"\{\d+, \d+, (\d+)\}", LAB_CU))
+BF16_BITS, FP32_BITS = 8, 24  # significant bits (google-bfloat16; IEEE 754 binary32)
+WARP = int(hardware.value("h200", "lanes"))
+WAVE = int(hardware.value("mi300x", "lanes"))
+SMS = hardware.value("h200", "units")
+CUS = hardware.value("mi300x", "units")
+BF16 = hardware.peak("h200", "bf16")
+FP32 = hardware.peak("h200", "fp32")
+
+
+def g(x: float, nd: int = 0) -> str:
+    return f"{x:,.{nd}f}"
+
+
+def tex(n: int) -> str:
+    """An integer as the page's math prints it: 2{,}048."""
+    return f"{n:,}".replace(",", "{,}")
+
+
+# ---------------------------------------------------------------- derived
+def test_work_per_instruction():
+    mma, mfma = L.macs_per_instruction(16, 8, 16), L.macs_per_instruction(32, 32, 8)
+    states("A07", tex(mma), near="\\text{MAC} = 4{,}096")
+    states("A07", tex(2 * mma), near="\\text{MAC} = 4{,}096")
+    states("A07", tex(mfma), near="\\text{MAC} = 4{,}096")
+    states("A07", tex(2 * mfma), near="\\text{MAC} = 4{,}096")
+    states("A07", g(2 * mma // WARP), near="Per lane that is")
+    states("A07", g(2 * mfma // WAVE), near="Per lane that is")
+    states("A07", g(mma // WARP), near="Per lane that is")  # 64 times an FMA's 2 FLOP
+    states("A07", g(2 * mfma // WAVE // 2), near="Per lane that is")
+    states("A07", tex(2 * mma), near="FLOP and $2 \\cdot 32", files="9-self-assessment.md")
+    states("A07", tex(2 * mfma), near="FLOP and $2 \\cdot 32", files="9-self-assessment.md")
+
+
+def test_peak_ratio_and_rate_per_sm():
+    states("A07", f"{BF16 / FP32:.1f}", near="dense bf16 Tensor Core peak is 989.5")
+    per_sm = BF16 / SMS
+    states("A07", f"{per_sm / 1e12:.2f}", near="Spread over the 132 SMs")
+    rate = per_sm / (2 * L.macs_per_instruction(16, 8, 16))
+    states("A07", f"{rate / 1e9:.2f}", near="Spread over the 132 SMs")
+    states("A07", f"{rate / 1e9:.2f}", near="per SM per second. `mma_peak` keeps")
+    states("A07", f"{BF16 / 1e12:.1f}", near="dense bf16 Tensor Core peak is")
+
+
+def test_mi300x_per_cu_and_mfma_rate():
+    mi = hardware.peak("mi300x", "bf16")
+    states("A07", f"{mi / CUS / 1e12:.2f}", near="Per compute unit, the MI300X peak")
+    states("A07", f"{BF16 / SMS / 1e12:.2f}", near="Per compute unit, the MI300X peak")
+    rate = mi / CUS / (2 * L.macs_per_instruction(32, 32, 8))
+    states("A07", f"{rate / 1e8:.2f}", near="MFMA per CU per second")
+
+
+def test_ridge_points():
+    h = BF16 / hardware.value("h200", "hbm_bw")
+    m = hardware.peak("mi300x", "bf16") / hardware.value("mi300x", "hbm_bw")
+    for near in ("The ridge point of the H200 is", ):
+        states("A07", f"{h:.0f}", near=near)
+    states("A07", f"{h:.0f}", near="The ridge points, peak over HBM")
+    states("A07", f"{m:.0f}", near="The ridge points, peak over HBM")
+    states("A07", f"{h:.0f}", near="ridge point, peak FLOP/s over HBM")
+    states("A07", f"{m:.0f}", near="ridge point, peak FLOP/s over HBM")
+
+
+def test_swizzle_conflict_degrees():
+    plain = [max(L.bank_groups(range(r0, r0 + 8), c, False).values()) for r0 in range(0, BM, 8) for c in range(4)]
+    swz = [max(L.bank_groups(range(r0, r0 + 8), c, True).values()) for r0 in range(0, BM, 8) for c in range(4)]
+    assert set(plain) == {4} and set(swz) == {1}
+    states("A07", "**4-way conflict**", near="Plain layout: chunk $c$ of row $r$")
+    states("A07", "16", near="Plain layout: chunk $c$ of row $r$")
+    states("A07", "**eight different groups**", near="Swizzled: store chunk")
+
+
+def test_ldmatrix_counts_of_one_gemm():
+    blocks = (N_BENCH // BM) * (N_BENCH // BN)
+    warps = THREADS // WARP
+    per_k16 = (WM // 16) + (WN // 8) // 2  # ldmatrix.x4 for A fragments, and one per two B fragments
+    ldsm = blocks * warps * per_k16 * (BK // 16) * (N_BENCH // BK)
+    swz = ldsm * L.ldmatrix_wavefronts(L.lab_a_addresses(0, 0, True))
+    plain = ldsm * L.ldmatrix_wavefronts(L.lab_a_addresses(0, 0, False))
+    states("A07", g(ldsm), near="For one 4096^3 GEMM of the lab")
+    states("A07", g(swz), near="For one 4096^3 GEMM of the lab")
+    states("A07", g(plain), near="For one 4096^3 GEMM of the lab")
+    states("A07", g(plain), near="Plain to swizzled.")
+    states("A07", g(swz), near="Plain to swizzled.")
+    states("A07", tex(ldsm), near="The GEMM issues", files="9-self-assessment.md")
+    states("A07", g(blocks), near="For one 4096^3 GEMM of the lab")
+    states("A07", g(per_k16 * BK // 16), near="For one 4096^3 GEMM of the lab")
+
+
+def test_error_bound_factor():
+    assert 2 * BF16_BITS <= FP32_BITS  # products exact
+    factor = (K_MAX - 1) * 2.0**-(FP32_BITS - 1)
+    states("A07", f"{factor / 1e-4:.2f}", near="For the largest check, $K = 4095$")
+    states("A07", str(K_MAX), near="For the largest check")
+    states("A07", f"{factor / 1e-4:.2f}", near="the factor is", files="9-self-assessment.md")
+
+
+def test_arithmetic_intensity():
+    n = N_BENCH
+    tile_flop, tile_bytes = 2 * BM * BN * BK, (BM + BN) * BK * 2
+    states("A07", tex(tile_bytes), near="A block computing a $128 \\times 128$ tile")
+    states("A07", tex(tile_flop), near="A block computing a $128 \\times 128$ tile")
+    states("A07", g(tile_flop // tile_bytes), near="A block computing a $128 \\times 128$ tile")
+    compulsory = 2 * n * n * 2 + 4 * n * n
+    states("A07", tex(compulsory), near="The whole 4096^3 product needs")
+    states("A07", g(2 * n**3 // compulsory), near="The whole 4096^3 product needs")
+    states("A07", tex(2 * n**3), near="For $n = 4096$ the GEMM does")
+    states("A07", tex(compulsory), near="For $n = 4096$ the GEMM does")
+
+
+def test_triton_compulsory_traffic():
+    n = N_BENCH
+    assert "acc.to(tl.bfloat16)" in LAB_PY  # the Triton lab writes a bf16 C
+    compulsory = 2 * n * n * 2 + 2 * n * n
+    states("A07", tex(compulsory), near="The Triton lab writes a bf16 C")
+    states("A07", g(2 * n**3 // compulsory), near="The Triton lab writes a bf16 C")
+
+
+def test_fragments_per_k_step_and_registers():
+    warps = THREADS // WARP
+    a_frags, b_frags = WM // 16, WN // 8  # 16-row A fragments and 8-column B fragments of a warp's tile
+    near = "The lab's block computes a"
+    states("A07", g(warps), near=near)
+    states("A07", f"${WM} \\times {WN}$", near=near)
+    states("A07", f"{a_frags} A fragments", near=near)
+    states("A07", f"{b_frags} B fragments", near=near)
+    states("A07", f"{a_frags} + {b_frags}/2 = {a_frags + b_frags // 2}", near="one `ldmatrix.x4` loads two B")
+    states("A07", g((a_frags + b_frags // 2) * (BK // 16)), near="one `ldmatrix.x4` loads two B")
+    states("A07", g(BK // 16 * 16 // 2), near=near)  # a k-step of a row: 16 bf16 = 32 bytes
+    # registers live at once: 64 accumulators, 4 per A fragment (8 bf16), 2 per B fragment (4 bf16)
+    acc = (WM // 16) * (WN // 8) * 4
+    assert acc == 64
+    states("A07", g(a_frags * 4), near="64 fp32 accumulators per lane, plus the fragments")
+    states("A07", g(b_frags * 2), near="64 fp32 accumulators per lane, plus the fragments")
+    states("A07", g(acc + a_frags * 4 + b_frags * 2), near="64 fp32 accumulators per lane, plus the fragments")
+    never_states("A07", "near 100 registers")
+
+
+def test_minimum_passes_of_one_ldmatrix_x4():
+    bytes_x4 = 4 * 8 * 16  # four matrices of 8 rows of 16 bytes
+    per_pass = int(hardware.value("h200", "shared_banks")) * 4
+    assert L.ldmatrix_wavefronts(L.lab_a_addresses(0, 0, True)) == bytes_x4 // per_pass
+    states("A07", g(bytes_x4), near="4 passes per `ldmatrix.x4`, the minimum")
+    states("A07", g(per_pass), near="4 passes per `ldmatrix.x4`, the minimum")
+    states("A07", g(bytes_x4 // per_pass), near="4 passes per `ldmatrix.x4`, the minimum")
+
+
+def test_register_loop_chains():
+    chains = lab_int(r"constexpr int kChains = (\d+);")
+    blocks_per_sm = lab_int(r"multiProcessorCount \* (\d+), peak_iters")
+    warps = blocks_per_sm * 128 // WARP
+    assert "mma_peak<<<peak_blocks, 128>>>" in LAB_CU
+    states("A07", g(chains), near="`mma_peak` keeps", files="9-self-assessment.md")
+    near = "The register loop `mma_peak` settles"
+    states("A07", g(chains), near=near)
+    states("A07", g(warps), near=near)
+    states("A07", g(chains * warps), near=near)
+
+
+def test_lane_maps_of_q5():
+    lane = 37
+    rows = sorted({L.mfma32_c(lane, i)[0] for i in range(16)})
+    assert {L.mfma32_c(lane, i)[1] for i in range(16)} == {lane % 32}
+    spans = [f"{r}-{r + 3}" for r in rows[::4]]
+    near = "MFMA: $x = 37"
+    for s in spans:
+        states("A07", s, near=near, files="9-self-assessment.md")
+    states("A07", f"column {lane % 32}", near=near, files="9-self-assessment.md")
+    l5 = [L.m16n8k16_c(5, i) for i in range(4)]
+    for r in sorted({r for r, _ in l5}):
+        states("A07", str(r), near="`mma.sync`, lane 5", files="9-self-assessment.md")
+    states("A07", "columns {} and {}".format(*sorted({c for _, c in l5})), near="`mma.sync`, lane 5",
+           files="9-self-assessment.md")
+
+
+def test_precision_figures():
+    import math
+    states("A07", f"2^{{-{BF16_BITS - 1}}}", near="The Triton lab writes a bf16 result")
+    digits = BF16_BITS * math.log10(2)
+    assert 2 < digits < 3
+    states("A07", "between two", near="Numbers with fewer digits")
+    TF32_BITS = 11  # 10 stored fraction bits and the implicit one (NVIDIA's TF32: fp32's range, 10-bit mantissa)
+    states("A07", f"{TF32_BITS} significant bits", near="Precision is chosen for you")
+    never_states("A07", "about three significant decimal digits")
+
+
+def test_quick_sizes_named_on_the_page():
+    quick = re.search(r"if args.quick:\n\s+sizes = \[(.*)\]", LAB_PY).group(1)
+    sizes = [tuple(int(x) for x in s) for s in re.findall(r"\((\d+), (\d+), (\d+)\)", quick)]
+    biggest = max(sizes, key=lambda s: s[0] * s[1] * s[2])
+    states("A07", "$%d \\times %d \\times %d$;" % biggest, near="smaller `--quick` sizes")
+    states("A07", "mma_gemm_exercise.py", near="smaller `--quick` sizes")
+
+
+# ---------------------------------------------------------------- measured
+class Records(dict):
+    def __missing__(self, key: str):
+        raise AssertionError(f"no record for {key}: run `tutor labs bench A07 --course` on the H200")
+
+
+@pytest.fixture(scope="module")
+def recs() -> Records:
+    return Records(records(ROOT))
+
+
+def val(recs, variant: str, vendor: str = "cuda") -> float:
+    return recs[f"A07/mma_gemm/{variant}/{vendor}"]["value"]
+
+
+def _candidates() -> list[str]:
+    cands = re.findall(r"dict\(BM=(\d+), BN=(\d+), BK=(\d+), GROUP_M=\d+, num_warps=(\d+), num_stages=(\d+)\)",
+                       LAB_PY.split("CANDIDATES = ")[1].split("\n\n")[0])
+    return [f"tile_{m}x{n}x{k}_w{w}_s{st}" for m, n, k, w, st in cands]
+
+
+GOAL = 0.95  # the module's goal: a Triton tl.dot kernel at 95% or more of cuBLAS bf16 at 4096^3
+
+
+def _share(rec: dict) -> float:
+    assert rec["unit"] == rec["ceiling"]["unit"] == "TFLOP/s"
+    return rec["value"] / rec["ceiling"]["value"]
+
+
+def test_headline_goal_not_met_and_said_so(recs):
+    names = _candidates()
+    assert len(names) == 7
+    states("A07", "seven tile shapes", near="Goal not met", files="module.yml")
+    states("A07", "95%", near="Goal not met", files="module.yml")
+    states("A07", "**95% or more**", near="The goal of this module was a plain Triton")
+    states("A07", "**It is not met.**", near="The goal of this module was a plain Triton")
+    triton = [recs[f"A07/mma_gemm/{v}/triton"] for v in names + ["simple", "best"]]
+    assert all(_share(r) < GOAL for r in triton)  # no Triton record reaches the goal
+    # the headline's bound: the fastest candidate is under 80% of its run's torch.mm, the re-timed best below it
+    fastest = max(names, key=lambda v: val(recs, v, "triton"))
+    top, best = recs[f"A07/mma_gemm/{fastest}/triton"], recs["A07/mma_gemm/best/triton"]
+    assert _share(top) < 0.80 and _share(best) < _share(top)
+    states("A07", "80%", near="Goal not met", files="module.yml")
+    states("A07", "the lab's re-timed best less", near="Goal not met", files="module.yml")
+
+
+def test_best_is_the_sweep_winner_re_timed_and_the_page_quotes_both(recs):
+    names = _candidates()
+    # `best` is the candidate with the least time (min over the sweep's ms), re-timed at the end of the run
+    winner = min(names, key=lambda v: recs[f"A07/mma_gemm/{v}/triton"]["ms"])
+    assert winner == "tile_256x128x64_w8_s4"
+    states("A07", "256 x 128 x 64, 8 warps, 4 stages", near="the lab's result, `best`")
+    states("A07", f'measured("A07/mma_gemm/{winner}/triton")', near="the same shape's own timing in the sweep")
+    slowest = min(names, key=lambda v: val(recs, v, "triton"))
+    assert slowest == "tile_128x128x32_w4_s4"
+    states("A07", "128 x 128 x 32 with 4 warps and 4 stages", near="the slowest of the seven")
+    # re-timed below its own sweep figure: the page takes `best` as the result, the sweep as an upper estimate
+    assert val(recs, "best", "triton") < val(recs, winner, "triton")
+    states("A07", "upper estimate", near="biased upwards")
+    # the sweep: BK <= 64 throughout, one group size (what the page says of it)
+    cfgs = re.findall(r"dict\(BM=\d+, BN=\d+, BK=(\d+), GROUP_M=(\d+)", LAB_PY.split("CANDIDATES = ")[1].split("\n\n")[0])
+    assert max(int(bk) for bk, _ in cfgs) <= 64 and len({gm for _, gm in cfgs}) == 1
+    states("A07", "$BK \\le 64$", near="only seven were tried")
+    states("A07", "Hypotheses, not measured here", near="persistent TMA")
+
+
+def test_cuda_and_triton_records_are_different_runs_and_never_compared(recs):
+    cuda = {r["ceiling"]["value"] for k, r in recs.items()
+            if k.startswith("A07/mma_gemm/") and k.endswith("/cuda") and r.get("kind") != "counter"}
+    triton = {r["ceiling"]["value"] for k, r in recs.items() if k.startswith("A07/mma_gemm/") and k.endswith("/triton")}
+    assert len(cuda) == 1 and len(triton) == 1 and cuda != triton  # one run each, two different runs
+    states("A07", "**two different runs**", near="The CUDA records and the Triton records come from")
+    states("A07", "never as a ratio of the two", near="The CUDA records and the Triton records come from")
+    for text in sources("A07").values():  # no placeholder forms a ratio or share of a CUDA and a Triton record
+        for a, b in re.findall(r'(?:ratio|share)\("([^"]+)", "([^"]+)"\)', text):
+            assert a.rsplit("/", 1)[1] == b.rsplit("/", 1)[1], (a, b)
+    never_states("A07", "below the register loop too")
+    never_states("A07", "equal within the timer's resolution")
+
+
+def test_mma_sync_ceiling_bounds_the_kernels_and_sits_below_the_datasheet(recs):
+    peak = val(recs, "mma_peak")
+    assert peak * 1e12 < BF16
+    for v in ("mma_plain", "mma_swizzle", "mma_pipelined"):
+        assert val(recs, v) <= 1.02 * peak
+    assert val(recs, "simt") * 1e12 < FP32
+    assert val(recs, "simt") < val(recs, "mma_plain")
+    assert val(recs, "mma_pipelined") > val(recs, "simt")
+
+
+def test_ceilings_were_timed_in_the_same_run(recs):
+    for key, rec in recs.items():
+        if key.startswith("A07/mma_gemm/") and rec.get("kind") != "counter":
+            assert rec["ceiling"]["unit"] == "TFLOP/s"
+            name = rec["ceiling"]["name"]
+            assert ("cuBLAS" in name) if key.endswith("/cuda") else ("torch.mm" in name)
+
+
+def test_ldmatrix_counters_match_the_derivation(recs):
+    blocks = (N_BENCH // BM) * (N_BENCH // BN)
+    per_k16 = (WM // 16) + (WN // 8) // 2
+    ldsm = blocks * (THREADS // WARP) * per_k16 * (BK // 16) * (N_BENCH // BK)
+    wave = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"
+    conf = "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+    plain = recs[f"A07/mma_gemm/mma_plain.{wave}/cuda"]["value"]
+    swz = recs[f"A07/mma_gemm/mma_swizzle.{wave}/cuda"]["value"]
+    assert plain == ldsm * L.ldmatrix_wavefronts(L.lab_a_addresses(0, 0, False))
+    assert swz == ldsm * L.ldmatrix_wavefronts(L.lab_a_addresses(0, 0, True))
+    assert recs[f"A07/mma_gemm/mma_plain.{conf}/cuda"]["value"] == plain - swz  # 3 extra passes per matrix
+    assert recs[f"A07/mma_gemm/mma_swizzle.{conf}/cuda"]["value"] == 0
+    states("A07", "exactly the", near="Plain to swizzled.")
+
+
+def test_the_wgmma_library_beats_the_mma_sync_register_loop(recs):
+    peak = recs["A07/mma_gemm/mma_peak/cuda"]
+    assert peak["ceiling"]["value"] > peak["value"]  # cuBLAS, memory traffic and all, above the loop
+    states("A07", "is faster than it", near="The register loop has no memory traffic at all")
+    assert val(recs, "mma_plain") < val(recs, "mma_swizzle") < val(recs, "mma_pipelined")
+
+
+# ---------------------------------------------------------------- instruction counts of the compiled labs
+# labs/A07/isa-counts.json records, for the current lab sources, how many matrix instructions the compilers of
+# this course emit per kernel (nvcc for sm_90a, read with cuobjdump -sass; hipcc for gfx940, read from the -S
+# assembly). The page quotes them; the test checks the transcript belongs to the sources as they are, and
+# recompiles and recounts wherever the toolchains are installed (they are on the course's build machines).
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+ISA = ROOT / "labs/A07/isa-counts.json"
+SOURCES = {"cuda": "labs/A07/cuda/mma_gemm.cu", "hip": "labs/A07/hip/mma_gemm.hip"}
+KERNELS = ("simt", "mma_plain", "mma_swizzle", "mma_pipelined", "mma_peak")
+
+
+def _sha(rel: str) -> str:
+    return hashlib.sha256((ROOT / rel).read_bytes()).hexdigest()
+
+
+def _cuobjdump() -> str | None:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    import importlib.util
+    spec = importlib.util.find_spec("triton")
+    if spec and spec.submodule_search_locations:
+        p = Path(list(spec.submodule_search_locations)[0]) / "backends/nvidia/bin/cuobjdump"
+        return str(p) if p.is_file() else None
+    return None
+
+
+def count_cuda() -> dict | None:
+    dump = _cuobjdump()
+    if not shutil.which("nvcc") or not dump:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "lab"
+        subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-I", "labs/common/cuda", "-o", str(out),
+                        SOURCES["cuda"]], cwd=ROOT, check=True, capture_output=True)
+        sass = subprocess.run([dump, "-sass", str(out)], check=True, capture_output=True, text=True).stdout
+    counts: dict[str, dict[str, int]] = {}
+    name = ""
+    for line in sass.splitlines():
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            name = next((k for k in KERNELS if re.match(rf"_Z\d+{k}P", m.group(1))), "")
+            continue
+        for op in ("HMMA", "LDSM", "FFMA"):
+            if name and re.search(rf"\b{op}\b", line):
+                counts.setdefault(name, {}).setdefault(op, 0)
+                counts[name][op] += 1
+    return counts
+
+
+def count_hip() -> dict | None:
+    if not shutil.which("hipcc"):
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "lab.s"
+        subprocess.run(["hipcc", "-O3", "-std=c++17", "--offload-arch=gfx940", "--cuda-device-only", "-S", "-I",
+                        "labs/common/hip", SOURCES["hip"], "-o", str(out)], cwd=ROOT, check=True, capture_output=True,
+                       env=dict(os.environ, HIP_PLATFORM="amd"))
+        asm = out.read_text()
+    counts: dict[str, dict[str, int]] = {}
+    name = ""
+    for line in asm.splitlines():
+        m = re.match(r"^(_Z\w+):", line)
+        if m:
+            name = next((k for k in KERNELS if re.match(rf"_Z\d+{k}P", m.group(1))), "")
+            continue
+        if name and "v_mfma_f32_32x32x8" in line:
+            counts.setdefault(name, {}).setdefault("v_mfma_f32_32x32x8_bf16", 0)
+            counts[name]["v_mfma_f32_32x32x8_bf16"] += 1
+    return counts
+
+
+def test_isa_transcript_is_current_and_quoted():
+    isa = json.loads(ISA.read_text())
+    for vendor, rel in SOURCES.items():
+        assert isa[vendor]["source_sha256"] == _sha(rel), f"{rel} changed: regenerate {ISA.name} (see this test)"
+    cu, hip = isa["cuda"]["counts"], isa["hip"]["counts"]
+    # one k-tile's work: the loop over k-tiles is not unrolled, the loop over its 16-wide steps is
+    for k in ("mma_plain", "mma_swizzle", "mma_pipelined"):
+        assert cu[k]["HMMA"] == (BK // 16) * (WM // 16) * (WN // 8)
+        assert cu[k]["LDSM"] == (BK // 16) * ((WM // 16) + (WN // 8) // 2)
+    wm_h, wn_h = 64, 64  # the HIP wave tile: kWM, kWN of labs/A07/hip/mma_gemm.hip
+    assert f"constexpr int kWM = {wm_h}, kWN = {wn_h};" in (ROOT / SOURCES["hip"]).read_text()
+    for k in ("mma_plain", "mma_swizzle", "mma_pipelined"):
+        assert hip[k]["v_mfma_f32_32x32x8_bf16"] == (BK // 8) * (wm_h // 32) * (wn_h // 32)
+    states("A07", str(cu["mma_plain"]["HMMA"]), near="SASS of")
+    states("A07", str(cu["mma_plain"]["LDSM"]), near="SASS of")
+    states("A07", g(cu["simt"]["FFMA"]), near="SASS of")
+    states("A07", str(hip["mma_plain"]["v_mfma_f32_32x32x8_bf16"]), near="Compiled here (clang 15")
+
+
+def test_cuda_isa_counts_recomputed():
+    if not shutil.which("nvcc") or not _cuobjdump():
+        pytest.skip("nvcc or cuobjdump not found: the SASS counts of labs/A07/isa-counts.json are not recounted here")
+    assert count_cuda() == json.loads(ISA.read_text())["cuda"]["counts"]
+
+
+def test_hip_isa_counts_recomputed():
+    if not shutil.which("hipcc"):
+        pytest.skip("hipcc not found: the MFMA counts of labs/A07/isa-counts.json are not recounted here")
+    assert count_hip() == json.loads(ISA.read_text())["hip"]["counts"]
+
+
+if __name__ == "__main__":  # regenerate the transcript: python tests/claims/test_a07.py
+    ISA.write_text(json.dumps({"cuda": {"source_sha256": _sha(SOURCES["cuda"]), "compiler": "nvcc -O3 -arch=sm_90a",
+                                        "counts": count_cuda()},
+                               "hip": {"source_sha256": _sha(SOURCES["hip"]), "compiler": "hipcc -O3 --offload-arch=gfx940",
+                                       "counts": count_hip()}}, indent=1, sort_keys=True) + "\n")

@@ -31,16 +31,17 @@ def workbench(n: int = 4096, tiles: tuple = (1, 32, 128)) -> Canvas:
     for i in range(g):
         for j in range(g):
             hot = i == 2 and j == 5
+            # a tooltip only where it says something: the tile and its strips (keeps the page light)
             c.rect(x0 + j * cell, y0 + i * cell, cell - 1, cell - 1, fill="s1" if hot else "grid",
-                   title=f"C tile ({i}, {j})" + (": the tile being built" if hot else ""))
+                   title=f"C tile ({i}, {j}): the tile being built" if hot else None)
     for i in range(g):
         for k in range(g):
             c.rect(ax + k * cell, y0 + i * cell, cell - 1, cell - 1, fill="s2" if i == 2 else "bg", stroke="muted",
-                   title=f"A block ({i}, {k})" + (": in the strip" if i == 2 else ""))
+                   title=f"A block ({i}, {k}): in the strip" if i == 2 else None)
     for k in range(g):
         for j in range(g):
             c.rect(x0 + j * cell, by + k * cell, cell - 1, cell - 1, fill="s3" if j == 5 else "bg", stroke="muted",
-                   title=f"B block ({k}, {j})" + (": in the strip" if j == 5 else ""))
+                   title=f"B block ({k}, {j}): in the strip" if j == 5 else None)
     c.text(ax + g * cell / 2, y0 + g * cell + 22, "A", anchor="middle", bold=True)
     c.text(x0 + g * cell + 10, by + g * cell / 2, "B", middle=True, bold=True)
     c.text(x0 + g * cell / 2, y0 + g * cell + 22, "C", anchor="middle", bold=True)

@@ -1,7 +1,9 @@
 """How fast is the build? Generates a 30-module course of realistic size and times `tutor check`, our strict
 build, and stock mkdocs-material building the same pages without our plugin.
 
-    python bench/site_speed.py [--modules 30] [--keep DIR]
+    python bench/site_speed.py [--modules 5,30] [--keep DIR]
+
+It also times the real course (a copy of its tracked files): a cold strict build (no .cache) and a warm one.
 
 A benchmark, not a test: it prints the figures and exits 0.
 """
@@ -18,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fakecourse import make_course, write_module, write_record  # noqa: E402
+from fakecourse import REPO, make_course, write_module, write_record  # noqa: E402
 
 WORDS = ("bandwidth latency warp wavefront occupancy register shared memory tile coalesced sector bank conflict "
          "kernel launch grid block thread tensor core matrix accumulate precision roofline ridge intensity byte "
@@ -68,6 +70,50 @@ def enlarge(root: Path, n_modules: int) -> None:
             path.write_text(path.read_text() + "\n\n" + "\n\n".join(extra) + "\n")
     text = (root / "curriculum.yml").read_text().replace("B: ML numerics and parallelism", "B: ML numerics and parallelism, C: LLM systems, D: Expert kernels")
     (root / "curriculum.yml").write_text(text)
+    carry_real_weight(root)
+
+
+def real_figures() -> list[dict]:
+    """Every figure the real course declares whose drawing reads no records (those are the course's own)."""
+    import yaml
+
+    specs = []
+    for path in sorted((REPO / "modules").glob("*/figures.yml")):
+        specs += [s for s in yaml.safe_load(path.read_text()) if not s["draw"].startswith("c07.")]
+    return specs
+
+
+def carry_real_weight(root: Path) -> None:
+    """What real modules carry beyond prose: the real course's code-drawn figures (four per module, dealt in
+    turn), a plot of six records, display math, and the real glossary's terms marked on every page."""
+    import json
+
+    import yaml
+
+    specs = real_figures()
+    deal = 0
+    for folder in sorted((root / "modules").iterdir()):
+        mid = folder.name.split("-")[0]
+        mine = []
+        for i in range(4):
+            spec = dict(specs[deal % len(specs)], id=f"real-{i}")
+            mine.append(spec)
+            deal += 1
+        figs = yaml.safe_load((folder / "figures.yml").read_text()) + mine
+        (folder / "figures.yml").write_text(json.dumps(figs, indent=1))
+        for i, section in enumerate(("2-first-principles.md", "3-silicon.md", "5-performance.md", "6-tradeoffs.md")):
+            path = folder / section
+            path.write_text(path.read_text() + f'\n\n{{{{ figure("real-{i}") }}}}\n')
+        for k in range(6):
+            write_record(root, mid, variant=f"v{k}", value=1000.0 + 400 * k)
+        variants = {"kernel": "the kernel", **{f"v{k}": f"variant {k}" for k in range(6)}}
+        (root / "labs" / mid / "plots.yml").write_text(json.dumps(
+            {"vec": {"what": "bandwidth of each variant", "axis": "bandwidth", "variants": variants}}, indent=1))
+        perf = folder / "5-performance.md"
+        perf.write_text(perf.read_text() + f'\n\n{{{{ plot("{mid}/vec") }}}}\n')
+    terms = [{"term": e["term"], "definition": e["definition"], **({"expansion": e["expansion"]} if e.get("expansion") else {})}
+             for e in yaml.safe_load((REPO / "glossary.yml").read_text())]
+    (root / "glossary.yml").write_text(json.dumps(terms, indent=1))
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
@@ -96,25 +142,55 @@ def stock_copy(root: Path, dest: Path) -> None:
     (dest / "mkdocs.yml").write_text(config)
 
 
+def real_copy(dest: Path) -> Path:
+    """The real course's tracked files (as they are in the working tree), without any cache."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
+def builds(root: Path, site: Path) -> tuple[float, float]:
+    """Cold (no .cache) and warm (caches filled by the cold one) strict builds, in seconds."""
+    shutil.rmtree(root / ".cache", ignore_errors=True)
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)]
+    cold = timed(cmd, root)
+    return cold, min(timed(cmd, root) for _ in range(2))
+
+
+def fake(work: Path, n_modules: int) -> None:
+    root = make_course(work / f"course-{n_modules}")
+    enlarge(root, n_modules)
+    words = sum(len(p.read_text().split()) for p in (root / "modules").rglob("*.md"))
+    blocks = sum(p.read_text().count("```") // 2 for p in (root / "modules").rglob("*.md"))
+    figs = sum(p.read_text().count('"draw"') for p in (root / "modules").rglob("figures.yml"))
+    py = sys.executable
+    check = min(timed([py, "-m", "tutor_build.cli", "check"], root) for _ in range(3))
+    cold, warm = builds(root, work / f"site-ours-{n_modules}")
+    stock_copy(root, work / f"stock-{n_modules}")
+    stock = min(timed([py, "-m", "mkdocs", "build", "-q", "-d", str(work / f"site-stock-{n_modules}")],
+                      work / f"stock-{n_modules}") for _ in range(2))
+    print(f"fake course, {n_modules} modules: {words:,} words, {blocks} code blocks, {figs} figures")
+    print(f"  tutor check (warm):             {check:6.2f} s")
+    print(f"  strict build, cold / warm:      {cold:6.2f} s / {warm:.2f} s")
+    print(f"  stock mkdocs-material, same:    {stock:6.2f} s   ({stock / warm:.1f}x our warm build)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--modules", type=int, default=30)
+    parser.add_argument("--modules", default="5,30", help="sizes of the fake course, comma-separated")
     parser.add_argument("--keep", type=Path, default=None)
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp())
-    root = make_course(work / "course")
-    enlarge(root, args.modules)
-    words = sum(len(p.read_text().split()) for p in (root / "modules").rglob("*.md"))
-    blocks = sum(p.read_text().count("```") // 2 for p in (root / "modules").rglob("*.md"))
-    print(f"course: {args.modules} modules, {words:,} words, {blocks} code blocks")
-    py = sys.executable
-    check = min(timed([py, "-m", "tutor_build.cli", "check"], root) for _ in range(3))
-    ours = min(timed([py, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(work / "site-ours")], root) for _ in range(2))
-    stock_copy(root, work / "stock")
-    stock = min(timed([py, "-m", "mkdocs", "build", "-q", "-d", str(work / "site-stock")], work / "stock") for _ in range(2))
-    print(f"tutor check:                    {check:6.2f} s")
-    print(f"mkdocs build --strict (ours):   {ours:6.2f} s")
-    print(f"stock mkdocs-material, same:    {stock:6.2f} s   ({stock / ours:.1f}x ours)")
+    real = real_copy(work / "real")
+    n_real = len(list((real / "modules").glob("*/module.yml")))
+    cold, warm = builds(real, work / "site-real")
+    print(f"real course, {n_real} modules: strict build, cold / warm: {cold:.2f} s / {warm:.2f} s")
+    for n in (int(x) for x in args.modules.split(",")):
+        fake(work, n)
 
 
 if __name__ == "__main__":

@@ -6,37 +6,18 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from svgparse import rects
-from tutor_build.checks.figures import placements
-from tutor_build.figures import svg
-from tutor_build.load import load_course
+from svgparse import ROOT, SVG, check_every_figure_draws_and_is_placed, draw, module_fixtures, rects, texts
 from tutor_build.models import hardware, latency_hiding as lh, occupancy
 
-ROOT = Path(__file__).parents[1]
-SVG = "{http://www.w3.org/2000/svg}"
 LAB_CU = (ROOT / "labs/A03/cuda/occupancy.cu").read_text(encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("A03")
+module, figs = module_fixtures("A03")
 
 
-@pytest.fixture(scope="module")
-def figs(module):
-    return {f.id: f for f in module.figures}
-
-
-def draw(figs, fig_id: str) -> ET.Element:
-    return ET.fromstring(svg(figs[fig_id]))
-
-
-def texts(root: ET.Element) -> list[str]:
-    return [t.text or "" for t in root.iter(f"{SVG}text")]
 
 
 def titles(root: ET.Element) -> list[str]:
@@ -45,13 +26,7 @@ def titles(root: ET.Element) -> list[str]:
 
 
 def test_every_figure_draws_and_is_placed(module, figs):
-    assert len(figs) >= 3
-    placed = {fig_id: number for fig_id, _, _, number in placements(module)}
-    for fig_id, spec in figs.items():
-        root = draw(figs, fig_id)
-        assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt
-        assert float(root.get("viewBox").split()[2]) <= 560
-        assert fig_id in placed, f"{fig_id} is declared but not placed"
+    placed = check_every_figure_draws_and_is_placed(module, figs)
     assert placed["rows-waiting"] == 1
 
 

@@ -5,61 +5,22 @@ drifts from the model, or a model change the figures do not follow, fails here."
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from svgparse import rects
-from tutor_build.checks.figures import placements
-from tutor_build.figures import a06, svg
-from tutor_build.load import load_course
+from svgparse import check_every_figure_draws_and_is_placed, draw, module_fixtures, numbers, rects, shown, texts
+from tutor_build.figures import a06
 from tutor_build.models import gemm_tiling, sgemm_ladder
 
-ROOT = Path(__file__).parents[1]
-SVG = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("A06")
+module, figs = module_fixtures("A06")
 
 
-@pytest.fixture(scope="module")
-def figs(module):
-    return {f.id: f for f in module.figures}
-
-
-def draw(figs, fig_id: str) -> ET.Element:
-    return ET.fromstring(svg(figs[fig_id]))
-
-
-def texts(root: ET.Element) -> list[str]:
-    return [t.text or "" for t in root.iter(f"{SVG}text")]
-
-
-def numbers(s: str) -> set[str]:
-    s = re.sub(r"\[@[^\]]*\]", "", s)
-    return set(re.findall(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?!\w)", s))
-
-
-def shown(root: ET.Element) -> set[str]:
-    alt = root.find(f"{SVG}title").text
-    out: set[str] = set()
-    for el in root.iter():
-        if el.tag == f"{SVG}text" or (el.tag == f"{SVG}title" and el.text != alt):
-            out |= numbers(el.text or "")
-    return out
 
 
 def test_every_figure_draws_and_is_placed(module, figs):
-    assert len(figs) >= 3
-    placed = {fig_id: number for fig_id, _, _, number in placements(module)}
-    for fig_id, spec in figs.items():
-        root = draw(figs, fig_id)
-        assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt
-        assert float(root.get("viewBox").split()[2]) <= 560
-        assert fig_id in placed, f"{fig_id} is declared but not placed"
+    placed = check_every_figure_draws_and_is_placed(module, figs)
     assert placed["workbench"] == 1
     assert placed["intensity-ladder"] == 2 and placed["outer-product"] == 2 and placed["pipeline"] == 2
 

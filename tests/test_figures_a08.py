@@ -4,45 +4,19 @@ or a model change the figures do not follow, fails here."""
 
 from __future__ import annotations
 
-import math
-import re
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
 
-from svgparse import rects
-from tutor_build.checks.figures import placements
-from tutor_build.figures import a08, svg
-from tutor_build.load import load_course
+from svgparse import SVG, check_every_figure_draws_and_is_placed, draw, module_fixtures, rects
+from tutor_build.figures import a08
 from tutor_build.models import timing
 
-ROOT = Path(__file__).parents[1]
-SVG = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("A08")
-
-
-@pytest.fixture(scope="module")
-def figs(module):
-    return {f.id: f for f in module.figures}
-
-
-def draw(figs, fig_id: str) -> ET.Element:
-    return ET.fromstring(svg(figs[fig_id]))
+module, figs = module_fixtures("A08")
 
 
 def test_every_figure_draws_and_is_placed(module, figs):
-    assert len(figs) >= 3
-    placed = {fig_id: number for fig_id, _, _, number in placements(module)}
-    for fig_id, spec in figs.items():
-        root = draw(figs, fig_id)
-        assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt
-        assert float(root.get("viewBox").split()[2]) <= 560
-        assert fig_id in placed, f"{fig_id} is declared but not placed"
+    placed = check_every_figure_draws_and_is_placed(module, figs)
     assert placed["stopwatches"] == 1
     assert placed["host-device"] == 2 and placed["l2-repeats"] == 2
 

@@ -9,27 +9,21 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from tutor_build.figures import b04, svg
-from tutor_build.checks.figures import placements
-from tutor_build.load import load_course
+from svgparse import SVG, draw, module_fixtures, placed, titles
+from tutor_build.figures import b04
 from tutor_build.models import fp8
 
-ROOT = Path(__file__).parents[1]
-NS = "{http://www.w3.org/2000/svg}"
+
+module, figs = module_fixtures("B04")
 
 
 @pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("B04")
-
-
-@pytest.fixture(scope="module")
-def figures(module):
-    return {spec.id: (spec, ET.fromstring(svg(spec))) for spec in module.figures}
+def figures(figs):
+    """Each figure's spec and its drawing, by id."""
+    return {fig_id: (spec, draw(figs, fig_id)) for fig_id, spec in figs.items()}
 
 
 def shown(s: str) -> str:
@@ -38,19 +32,15 @@ def shown(s: str) -> str:
 
 
 def text_els(root) -> list[ET.Element]:
-    return list(root.iter(f"{NS}text"))
+    return list(root.iter(f"{SVG}text"))
 
 
 def texts(root) -> list[str]:
     return ["".join(t.itertext()) for t in text_els(root)]
 
 
-def titles(root, tag="rect") -> list[str]:
-    return [t.text for el in root.iter(f"{NS}{tag}") for t in el.findall(f"{NS}title")]
-
-
 def vticks(root) -> list[ET.Element]:
-    return [el for el in root.iter(f"{NS}line") if el.get("y2") != el.get("y1") and el.get("x1") == el.get("x2")]
+    return [el for el in root.iter(f"{SVG}line") if el.get("y2") != el.get("y1") and el.get("x1") == el.get("x2")]
 
 
 def pow2_labels(root) -> dict[int, float]:
@@ -58,7 +48,7 @@ def pow2_labels(root) -> dict[int, float]:
     out = {}
     for el in text_els(root):
         m = re.fullmatch(r"2([−-]?\d+)", "".join(el.itertext()))
-        if m and el.find(f"{NS}tspan") is not None:
+        if m and el.find(f"{SVG}tspan") is not None:
             out[int(m[1].replace("−", "-"))] = float(el.get("x"))
     return out
 
@@ -67,12 +57,12 @@ def pow2_labels(root) -> dict[int, float]:
 
 
 def test_every_figure_draws_and_is_placed(module, figures):
-    where = {fig_id: number for fig_id, _, _, number in placements(module)}
+    where = placed(module)
     assert where == {"two-rulers": 1, "bit-fields": 2, "value-grid": 2, "amax-scaling": 2}
     assert set(figures) == set(where)
     for spec, root in figures.values():
         assert spec.alt.strip() and spec.caption.strip()
-        assert root.get("role") == "img" and root.find(f"{NS}title").text == spec.alt
+        assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt
         assert float(root.get("viewBox").split()[2]) <= 560
         assert "^" not in " ".join(texts(root))  # powers are superscripts, never a caret
 
@@ -255,8 +245,8 @@ def test_value_grid_steps_and_texts_are_the_codecs(figures):
 def scaling_parts(root):
     """Per panel: zones {name: (x0, x1)} and bars [(x0, x1, count, lo_exp, hi_exp)], in drawing order."""
     panels = []
-    for el in root.iter(f"{NS}rect"):
-        t = el.find(f"{NS}title")
+    for el in root.iter(f"{SVG}rect"):
+        t = el.find(f"{SVG}title")
         if t is None:
             continue
         x0, x1 = float(el.get("x")), float(el.get("x")) + float(el.get("width"))

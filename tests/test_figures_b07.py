@@ -6,36 +6,22 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
-from tutor_build.figures import svg
-from tutor_build.checks.figures import placements
-from tutor_build.load import load_course
+from svgparse import SVG, draw, module_fixtures, placed, texts, titles
 from tutor_build.models import pipeline as pp
 
-ROOT = Path(__file__).parents[1]
-NS = "{http://www.w3.org/2000/svg}"
 SLOT = re.compile(r"stage (\d+): (forward|backward) of micro-batch (\d+)(?:, chunk (\d+))?, (\S+) to (\S+)")
 
 
-@pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("B07")
+module, figs = module_fixtures("B07")
 
 
 @pytest.fixture(scope="module")
-def figures(module):
-    return {spec.id: (spec, ET.fromstring(svg(spec))) for spec in module.figures}
-
-
-def titles(root, tag="rect") -> list[str]:
-    return [t.text for el in root.iter(f"{NS}{tag}") for t in el.findall(f"{NS}title")]
-
-
-def texts(root) -> list[str]:
-    return [t.text or "" for t in root.iter(f"{NS}text")]
+def figures(figs):
+    """Each figure's spec and its drawing, by id."""
+    return {fig_id: (spec, draw(figs, fig_id)) for fig_id, spec in figs.items()}
 
 
 def closed_peak(schedule: str, S: int, M: int, s: int, v: int) -> Fraction:
@@ -51,12 +37,12 @@ def closed_peak(schedule: str, S: int, M: int, s: int, v: int) -> Fraction:
 
 
 def test_every_figure_draws_and_is_placed(module, figures):
-    where = {fig_id: number for fig_id, _, _, number in placements(module)}
+    where = placed(module)
     assert where == {"notebook-pages": 1, "gpipe-vs-1f1b": 2, "interleaved": 2, "tp-mlp": 2, "bubble-vs-m": 6}
     assert set(figures) == set(where)
     for spec, root in figures.values():
         assert spec.alt.strip() and spec.caption.strip()
-        assert root.get("role") == "img" and root.find(f"{NS}title").text == spec.alt
+        assert root.get("role") == "img" and root.find(f"{SVG}title").text == spec.alt
         assert float(root.get("viewBox").split()[2]) <= 560
         # no opacity: a translucent fill comes out darker, not paler, on the dark background
         assert "opacity" not in ET.tostring(root, encoding="unicode")
@@ -89,9 +75,9 @@ def test_memory_strips_peak_at_the_derived_activation_memory(figures, fig):
     spec, root = figures[fig]
     a = spec.args
     S, M = a["stages"], a["micro_batches"]
-    strips = [el for el in root.iter(f"{NS}polygon") if el.get("data-stage") is not None]
+    strips = [el for el in root.iter(f"{SVG}polygon") if el.get("data-stage") is not None]
     # the dashed L*a line of each strip: S micro-batches (L/S layers each) above its baseline
-    refs = [el for el in root.iter(f"{NS}line") if el.get("stroke-dasharray") == "5 3" and el.get("x1") == "34"]
+    refs = [el for el in root.iter(f"{SVG}line") if el.get("stroke-dasharray") == "5 3" and el.get("x1") == "34"]
     labels = [t for t in texts(root) if t.endswith("L·a")]
     labels = labels[1:]  # the first is the legend's
     results = [pp.simulate(n, S, M, a.get("virtual", 2) if n == "interleaved" else 1, a["t_f"], a["t_b"])
@@ -129,8 +115,8 @@ def test_benches_hold_the_in_flight_micro_batches(figures):
     assert sum(pages.values()) == sum(counts)
     # baker 1's quarter pages take exactly the bench of the one whole-recipe page
     widths = {}
-    for el in root.iter(f"{NS}rect"):
-        t = el.find(f"{NS}title")
+    for el in root.iter(f"{SVG}rect"):
+        t = el.find(f"{SVG}title")
         if t is not None:
             widths.setdefault(t.text.split(":")[0], []).append(float(el.get("width")) + 2)
     assert sum(widths["baker"]) == pytest.approx(sum(widths["baker 1"][:line[0]]))
@@ -138,7 +124,7 @@ def test_benches_hold_the_in_flight_micro_batches(figures):
 
 def test_tp_mlp_splits_a_by_columns_b_by_rows_and_needs_one_all_reduce(figures):
     spec, root = figures["tp-mlp"]
-    rects = {el.find(f"{NS}title").text: el for el in root.iter(f"{NS}rect") if el.find(f"{NS}title") is not None}
+    rects = {el.find(f"{SVG}title").text: el for el in root.iter(f"{SVG}rect") if el.find(f"{SVG}title") is not None}
     get = lambda prefix: [el for t, el in rects.items() if t.startswith(prefix)]  # noqa: E731
     h = spec.args["h"]
     a_full, b_full = get("A: ")[0], get("B: ")[0]
@@ -182,8 +168,8 @@ def test_bubble_curve_is_the_simulated_idle_share(figures):
 def test_interleaved_second_chunk_is_outlined_not_translucent(figures):
     spec, root = figures["interleaved"]
     n = {0: 0, 1: 0}
-    for el in root.iter(f"{NS}rect"):
-        t = el.find(f"{NS}title")
+    for el in root.iter(f"{SVG}rect"):
+        t = el.find(f"{SVG}title")
         m = SLOT.fullmatch(t.text) if t is not None else None
         if not m:
             continue

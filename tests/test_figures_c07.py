@@ -7,32 +7,17 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from tutor_build.figures import c07, svg
-from tutor_build.checks.figures import placements
-from tutor_build.load import load_course
+from svgparse import ROOT, draw, module_fixtures, placed, texts
+from tutor_build.figures import c07
 from tutor_build.models import hardware
 from tutor_build.models import serving as sv
 
-ROOT = Path(__file__).parents[1]
 NS = {"s": "http://www.w3.org/2000/svg"}
 
-
-@pytest.fixture(scope="module")
-def module():
-    return load_course(ROOT)[0].module("C07")
-
-
-@pytest.fixture(scope="module")
-def figs(module):
-    return {f.id: f for f in module.figures}
-
-
-def draw(figs, fig_id: str) -> ET.Element:
-    return ET.fromstring(svg(figs[fig_id]))
+module, figs = module_fixtures("C07")
 
 
 def titled_rects(root: ET.Element) -> dict[str, dict]:
@@ -48,10 +33,6 @@ def titled_rects(root: ET.Element) -> dict[str, dict]:
     return out
 
 
-def texts(root: ET.Element) -> list[str]:
-    return [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
-
-
 def ms(value: str) -> float:
     assert value.endswith(" ms"), value
     return float(value[:-3]) / 1e3
@@ -61,7 +42,7 @@ def ms(value: str) -> float:
 
 
 def test_every_figure_is_placed_in_the_section_it_explains(module, figs):
-    where = {fig_id: number for fig_id, _, _, number in placements(module)}
+    where = placed(module)
     assert where == {"kitchen-round": 1, "hbm-budget": 2, "decode-terms": 2, "context-bounds": 3,
                      "latency-throughput": 6}
     assert set(figs) == set(where)

@@ -22,11 +22,9 @@ def test_curriculum_md_is_up_to_date():
 
 
 @pytest.mark.slow
-def test_the_site_builds_strictly(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")], cwd=ROOT,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-5000:]
-    assert (tmp_path / "site" / "index.html").is_file()
+def test_the_site_builds_strictly(real_site):
+    # real_site (tests/conftest.py) runs `mkdocs build --strict` once per run, and fails with its errors
+    assert (real_site / "index.html").is_file()
 
 
 def test_axe_core_is_locked_to_one_version():

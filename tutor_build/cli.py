@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import figures
 from .checks import run_all
 from .diagnostics import ERROR, NOT_STRICT, WARNING
 from .load import load_course
@@ -14,6 +15,7 @@ from .load import load_course
 
 def cmd_check(args: argparse.Namespace) -> int:
     course, load_diags = load_course(args.root)
+    figures.cache_in(Path(args.root).resolve())  # a later build reuses what the check drew
     diags = run_all(course, load_diags)
     if args.format == "json":
         from .report import summary
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.set_defaults(func=cmd_check)
 
-    from . import curriculum_cli, doctor
+    from . import curriculum_cli, doctor, notebooks
     from .labs import cli as labs_cli
 
     doc = sub.add_parser("doctor", help="which toolchains this machine has, and what each lab path can do here")
@@ -47,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     doc.set_defaults(func=doctor.main)
     labs_cli.register(sub)
     curriculum_cli.register(sub)
+    from . import book, bundle
+
+    book.register(sub)
+    bundle.register(sub)
+    notebooks.register(sub)
     return parser
 
 

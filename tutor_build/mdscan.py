@@ -6,6 +6,7 @@ block, a citation on this line?) and keeps every answer's line number.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -90,6 +91,7 @@ def split_args(args: str) -> tuple[str, ...]:
     return tuple(a.strip().strip("\"'") for a in args.split(",") if a.strip())
 
 
+@functools.lru_cache(maxsize=1024)  # each check scans every section again; a Doc is only read
 def scan(text: str) -> Doc:
     doc = Doc()
     lines = text.splitlines()

@@ -15,9 +15,12 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from . import figures
 from .checks import run_all
 from .diagnostics import ERROR, NOT_STRICT, WARNING
+from .book import link_pdfs
 from .load import load_course
+from .notebooks import colab_base
 from .render.citations import Numberer
 from .render import highlight_cache
 from .render.glossary import mark_terms
@@ -26,6 +29,7 @@ from .render.modlinks import link_modules
 from .render.math import stash_display_math, tex_to_mathml
 from .render.searchtext import plain_code
 from .render.measured import Filler
+from .render.page_cache import PageCache
 from .render.pages import Site, render_site
 
 log = logging.getLogger("mkdocs.plugins.tutor")
@@ -65,6 +69,10 @@ class TutorConfig(Config):
     enabled = c.Type(bool, default=True)
     root = c.Type(str, default=".")
     highlight_cache = c.Type(bool, default=True)
+    # "Open in Colab" opens the notebooks of the published site from this branch of repo_url (mkdocs gh-deploy)
+    notebook_branch = c.Type(str, default="gh-pages")
+    figure_cache = c.Type(bool, default=True)  # drawn figures kept in <root>/.cache/figures
+    page_cache = c.Type(bool, default=True)  # converted pages kept in <root>/.cache/pages (render/page_cache.py)
 
 
 class TutorPlugin(BasePlugin[TutorConfig]):
@@ -73,6 +81,8 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         self.course = None
         self.page_problems: list[str] = []  # raw TeX and missing figures, reported together before writing
         self.svgs: dict[str, str] = {}
+        self.pdfs: dict[str, Path] = {}
+        self.pages: PageCache | None = None
 
     def _root(self, config: MkDocsConfig) -> Path:
         return (Path(config.config_file_path).parent / self.config.root).resolve()
@@ -81,6 +91,7 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         if not self.config.enabled:
             return None
         course, load_diags = load_course(self._root(config))
+        figures.cache_in(self._root(config) if self.config.figure_cache else None)  # before the checks draw them
         diags = run_all(course, load_diags)
         errors = [d for d in diags if d.severity == ERROR]
         if errors:
@@ -93,7 +104,9 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         if self.config.highlight_cache:
             highlight_cache.install(self._root(config) / ".cache" / "highlight")
         docs = Path(config.docs_dir)
-        self.site = render_site(course, {p.relative_to(docs).as_posix() for p in docs.rglob("*.md")})
+        colab = colab_base(config.repo_url or "", self.config.notebook_branch)
+        self.site = render_site(course, {p.relative_to(docs).as_posix() for p in docs.rglob("*.md")}, colab=colab)
+        self.pdfs = link_pdfs(self._root(config), self.site.pages, self.site.assets, course.modules)
         self.svgs = dict(self.site.inline_svg)
         self.page_problems = []
         if config.nav is None:
@@ -109,9 +122,31 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             if existing is not None:
                 files.remove(existing)
             files.append(File.generated(config, path, content=content))
+        for path, pdf in self.pdfs.items():  # module PDFs that `tutor book` printed from these very pages
+            files.append(File.generated(config, path, abs_src_path=str(pdf)))
+        if self.config.page_cache:
+            self._close_page_cache()
+            self.pages = PageCache(self._root(config) / ".cache" / "pages", self._root(config), config, files,
+                                   self.course.glossary)
         return files
 
+    def _close_page_cache(self) -> None:
+        if self.pages is not None:
+            self.pages.close()
+            self.pages = None
+
     def on_page_markdown(self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        markdown = self._markdown(markdown, page, config, files)
+        page.tutor_cached = None
+        if self.pages is not None:
+            self.pages.start()
+            page.tutor_page_key = self.pages.key(markdown, page, self.svgs)
+            page.tutor_cached = self.pages.get(page.tutor_page_key)
+            if page.tutor_cached is not None:
+                return ""  # nothing to convert: on_page_content puts the kept page back
+        return markdown
+
+    def _markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Display math is taken out before Markdown parses the page; hand-written pages (players, setup) may
         cite sources and quote measurements too."""
         markdown, page.tutor_display_math = stash_display_math(markdown)
@@ -132,6 +167,15 @@ class TutorPlugin(BasePlugin[TutorConfig]):
         return markdown
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        if getattr(page, "tutor_cached", None) is not None:
+            return self.pages.restore(page.tutor_cached, page, files)
+        problems = len(self.page_problems)
+        html = self._content(html, page)
+        if self.pages is not None:
+            self.pages.keep(page.tutor_page_key, page, html, clean=len(self.page_problems) == problems)
+        return html
+
+    def _content(self, html: str, page: Page) -> str:
         html = tex_to_mathml(html, getattr(page, "tutor_display_math", {}))
         _plain_math_in_toc(page.toc)
         if not self.site:
@@ -150,6 +194,14 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             listing = "\n".join(self.page_problems)
             raise PluginError(f"{len(self.page_problems)} page problem(s):\n{listing}")
         return env
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        if self.pages is not None:
+            log.debug(f"tutor: {self.pages.hits} page(s) from the page cache")
+        self._close_page_cache()
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self._close_page_cache()
 
     # The search plugin parses every page's HTML tag by tag; highlighted code is a tag per token, most of the
     # build's time. It indexes only text, so hand it the page with the highlighting spans removed, then put
@@ -173,3 +225,22 @@ class TutorPlugin(BasePlugin[TutorConfig]):
             if (root / name).exists():
                 server.watch(str(root / name))
         return server
+
+
+def build_with(config_file: Path, site_dir: Path, **overrides) -> None:  # noqa: ANN003 - mkdocs.yml keys
+    """Build the site of `config_file` into `site_dir` with some of its keys replaced (`tutor bundle`)."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
+
+    mk = logging.getLogger("mkdocs")
+    shown = logging.StreamHandler()  # the warnings that fail a strict build, named as `mkdocs build` names them
+    shown.setLevel(logging.WARNING)
+    mk.addHandler(shown)
+    try:
+        build(load_config(config_file=str(config_file), site_dir=str(site_dir), **overrides))
+    except Abort as exc:
+        raise RuntimeError(f"the build failed: {exc}") from exc
+    finally:
+        mk.removeHandler(shown)
+

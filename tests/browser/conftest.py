@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -44,22 +44,16 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def site_dir(tmp_path_factory) -> Path:
+def site_dir(request) -> Path:
     given = os.environ.get("TUTOR_SITE_DIR")
     if given:
         return Path(given)
-    mkdocs = ROOT / ".venv" / "bin" / "mkdocs"
     if not (ROOT / "mkdocs.yml").exists() or not (ROOT / "tutor_build" / "plugin.py").exists():
         _unavailable("the site engine (mkdocs.yml, tutor_build/plugin.py) is not present")
-    exe = str(mkdocs) if mkdocs.exists() else shutil.which("mkdocs")
-    if exe is None:
+    if importlib.util.find_spec("mkdocs") is None:
         _unavailable("mkdocs is not installed")
-    out = tmp_path_factory.mktemp("site")
-    run = subprocess.run([exe, "build", "--strict", "-d", str(out)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=900)
-    if run.returncode != 0:
-        pytest.fail("mkdocs build --strict failed:\n" + run.stdout[-3000:] + run.stderr[-3000:])
-    return out
+    # tests/conftest.py builds it once per run (strictly), for every pytest-xdist worker and tests/test_repo.py
+    return request.getfixturevalue("real_site")
 
 
 @pytest.fixture(scope="session")

@@ -485,6 +485,11 @@ def test_triton_where_could_not_have_run_both_chains(recs):
     states("A03", f"{both / 1e12:.1f}", near="twice the useful rate", files="5-performance.md")
     base = recs["A03/divergence/no_branch/triton"]["value"] * 1e9
     assert 0.5 < where / base < 1
+    # so no text may say that tl.where pays for both chains everywhere; it asks for both in its source
+    for files in ("*.md", "cards"):
+        never_states("A03", "`tl.where` always does", files=files)
+        never_states("A03", "both a and b are computed for every element", files=files)
+    states("A03", "asks for both in its source", near="Making a branch warp-uniform", files="6-tradeoffs.md")
 
 
 def test_triton_copies_near_the_ceiling(recs):

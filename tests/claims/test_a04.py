@@ -457,3 +457,25 @@ def test_profile_numbers_the_page_derives():
     dram16 = rec("A04/bandwidth/sweep.dram__bytes_read.sum/cuda")["value"]
     assert 16 * MIB <= dram16 < 1.01 * 16 * MIB
     assert f"{dram16 / swept:.1%}" in para
+
+
+def test_the_timing_note_matches_the_kit_and_the_labs():
+    # 4-labs.md: the timed runs follow untimed ones over the same set and nothing overwrites the L2 between
+    # them. The warm-up counts it names are the labs' own; a kit that overwrites the L2 by default would make
+    # the note false unless every cache-level timing of A04 opts out of it.
+    para = states("A04", "three warm-ups", near="nothing overwrites the L2 between runs", files="4-labs.md")
+    assert "warm lap and warm-up" in para
+    assert lab_int(r"const int warmup = (\d+), reps = \d+;", CHASE_CU) == 1
+    assert re.search(r"warm, warmup, reps = min\(n, 1 << 18\), 1, \d+", (ROOT / "labs/A04/triton/pointer_chase.py").read_text(encoding="utf-8"))
+    for kit, folder, ext in (("labs/common/cuda/tutor_lab.cuh", "cuda", "cu"), ("labs/common/hip/tutor_lab.hip.h", "hip", "hip")):
+        text = (ROOT / kit).read_text(encoding="utf-8")
+        assert re.search(r"int warmup = 3\b", text), kit  # the stream's median_ms uses the default
+        if "flush_l2" in text:
+            for lab in ("bandwidth", "pointer_chase"):
+                src = (ROOT / f"labs/A04/{folder}/{lab}.{ext}").read_text(encoding="utf-8")
+                assert "/*flush=*/false" in src, f"{lab}.{ext} times a warm cache through a kit that flushes"
+    py = (ROOT / "labs/common/python/tutor_lab.py").read_text(encoding="utf-8")
+    assert re.search(r"def median_ms\(fn, warmup: int = 3", py)
+    if "flush_l2" in py:
+        for lab in ("bandwidth", "pointer_chase"):
+            assert "flush=False" in (ROOT / f"labs/A04/triton/{lab}.py").read_text(encoding="utf-8"), lab

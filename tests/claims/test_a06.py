@@ -46,7 +46,7 @@ TILE = lab_int(r"constexpr int kTile = (\d+);")
 T1M, T1N, T1T = lab_int(r"constexpr int k1M = (\d+)"), lab_int(r"k1N = (\d+)"), lab_int(r"k1T = (\d+);")
 T2M, T2N, T2T = lab_int(r"constexpr int k2M = (\d+)"), lab_int(r"k2N = (\d+)"), lab_int(r"k2T = (\d+);")
 PAD = lab_int(r"constexpr int kPad = (\d+);")
-LADDER_WT = re.search(r'\{"double_buffered", launch_tiled<(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+), 2, (\d+)>',
+LADDER_WT = re.search(r'\{"double_buffered", launch_tiled<(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+), 2, (?:0, )?(\d+)>',
                       LAB_CU)
 assert LADDER_WT, "the ladder's double-buffered kernel is no longer declared as expected"
 DB_BM, DB_BN, DB_BK, DB_WM, DB_WN, DB_WMI, DB_WNI, DB_MINB = map(int, LADDER_WT.groups())
@@ -529,6 +529,12 @@ def test_the_gap_analysis():
     assert sgemm_ladder.transposed_store_ways(8, 128 + PAD) == 1
     assert (128 + PAD) % 32 == 4 and "(4k + m) \\bmod 32" in para
     assert "c = 0, 4, 8, 12" in para
+    # the other split: 16 rows x 8 floats per warp, two lanes per row: no conflict at any depth, and a
+    # row's 8 floats are one 32-byte sector
+    assert all(sgemm_ladder.transposed_store_ways(bk, 128 + PAD, per_row=2) == 1 for bk in (8, 16, 32))
+    assert 32 // 2 == 16 and (4 * 4) % 32 == 16 and 8 * FLOAT == SECTOR
+    assert ("16 rows and 8 columns, two lanes per row" in para and "16 banks apart" in para
+            and "conflict-free at every depth" in para and "32 bytes" in para)
     assert any(re.search(r"cand_\d+x\d+x32_", c) for c in CANDIDATES_CU)
     never_states("A06", "rasterized block orders")
 

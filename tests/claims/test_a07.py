@@ -181,6 +181,24 @@ def test_fragments_per_k_step_and_registers():
     never_states("A07", "near 100 registers")
 
 
+LAB_HIP = (ROOT / "labs/A07/hip/mma_gemm.hip").read_text(encoding="utf-8")
+
+
+def test_warp_and_wavefront_tiles_of_section_3():
+    # CUDA: the warp tile over the m16n8k16 instruction; HIP: the wave tile over the 32x32x8 MFMA
+    frag_m, frag_n = WM // 16, WN // 8
+    near = "Each warp owns a $%d \\times %d$ tile of C" % (WM, WN)
+    states("A07", f"{frag_m} x {frag_n} `mma.sync` tiles", near=near)
+    states("A07", f"{frag_m * frag_n * 16 * 8 // WARP} fp32 accumulators per lane", near=near)
+    states("A07", f"{frag_m + frag_n // 2} `ldmatrix.x4` and {frag_m * frag_n} `mma.sync`", near=near)
+    hip_wm = lab_int(r"constexpr int kWM = (\d+), kWN = \d+;", LAB_HIP)
+    hip_wn = lab_int(r"constexpr int kWM = \d+, kWN = (\d+);", LAB_HIP)
+    hip_threads = lab_int(r"constexpr int kBM = \d+, kBN = \d+, kBK = \d+, kThreads = (\d+);", LAB_HIP)
+    near = "Each of the %d wavefronts owns a $%d \\times %d$ tile" % (hip_threads // WAVE, hip_wm, hip_wn)
+    states("A07", f"{hip_wm // 32} x {hip_wn // 32} MFMA tiles", near=near)
+    states("A07", f"again {(hip_wm // 32) * (hip_wn // 32) * 32 * 32 // WAVE} fp32", near=near)
+
+
 def test_minimum_passes_of_one_ldmatrix_x4():
     bytes_x4 = 4 * 8 * 16  # four matrices of 8 rows of 16 bytes
     per_pass = int(hardware.value("h200", "shared_banks")) * 4
@@ -367,6 +385,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 
 ISA = ROOT / "labs/A07/isa-counts.json"
@@ -452,6 +471,61 @@ def test_isa_transcript_is_current_and_quoted():
     states("A07", str(cu["mma_plain"]["LDSM"]), near="SASS of")
     states("A07", g(cu["simt"]["FFMA"]), near="SASS of")
     states("A07", str(hip["mma_plain"]["v_mfma_f32_32x32x8_bf16"]), near="Compiled here (clang 15")
+
+
+_PTX_SCRIPT = r"""
+import importlib.util, json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+spec = importlib.util.spec_from_file_location("lab", sys.argv[1])
+lab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lab)
+cfg = dict(lab.CONFIGS["best"])
+warps, stages = cfg.pop("num_warps"), cfg.pop("num_stages")
+consts = dict(cfg, EVEN_K=True, UPCAST=False)
+sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
+sig.update({k: "constexpr" for k in consts})
+fn = triton.runtime.jit.JITFunction(lab.gemm_kernel.fn)
+src = ASTSource(fn, sig, constexprs=consts, attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
+k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
+print(json.dumps({"version": triton.__version__, "ptx": k.asm["ptx"], "best": lab.CONFIGS["best"]}))
+"""
+
+
+def test_triton_loop_of_best_compiled_for_sm90():
+    """The k-loop of the Triton lab's default `best` shape, compiled here for sm_90: its wgmma, their wait,
+    cp.async and the block barriers, as the page states them (skipped where Triton cannot compile for sm_90)."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _PTX_SCRIPT, str(ROOT / "labs/A07/triton/mma_gemm.py")],
+                             cwd=ROOT, capture_output=True, text=True, timeout=600,
+                             env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"Triton could not compile the lab for sm_90 here: {e}")
+    near = "Compiled here with Triton"
+    version = re.search(r"Compiled here with Triton (\d+\.\d+) for sm_90", "\n".join(sources("A07", "5-performance.md").values()))
+    assert version, "the page no longer names the Triton version it compiled with"
+    if not got["version"].startswith(version.group(1) + "."):
+        pytest.skip(f"Triton {got['version']} here; the page's counts are of Triton {version.group(1)}")
+    lines = got["ptx"].splitlines()
+    head = next(i for i, line in enumerate(lines) if "Inner Loop Header" in line)
+    label = lines[head].split(":")[0]
+    end = next(i for i in range(head + 1, len(lines)) if re.search(rf"\bbra\s+{re.escape(label)};", lines[i]))
+    loop = lines[head:end + 1]
+    wgmma = [line for line in loop if "wgmma.mma_async" in line]
+    waits = {int(m.group(1)) for line in loop for m in [re.search(r"wgmma\.wait_group\.sync\.aligned (\d+)", line)] if m}
+    bars = sum("bar.sync" in line for line in loop)
+    best = got["best"]
+    assert all("ldmatrix" not in line for line in loop)  # both operands by shared-memory descriptor
+    assert all(re.search(r"%rd\d+, %rd\d+, %p\d+", line) for line in wgmma)  # A and B as descriptors
+    assert any("cp.async.cg" in line for line in loop) and "cp.async.bulk.tensor" not in got["ptx"]
+    states("A07", f"{best['BM']} x {best['BN']} x {best['BK']}, {best['num_warps']} warps, "
+           f"{best['num_stages']} stages", near=near)
+    states("A07", f"`wgmma`, {len(wgmma)} per", near=near)
+    assert waits == {1}
+    states("A07", "waits for all but the last group", near=near)
+    states("A07", f"passes {bars} barriers of the whole block", near=near)
 
 
 def test_cuda_isa_counts_recomputed():

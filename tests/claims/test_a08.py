@@ -187,6 +187,7 @@ def test_the_model_orders_what_section_2_derives():
 # =============================================================================================
 
 SMALL_VARIANTS = ["small_cold_first_call", "small_host_no_sync", "small_kit", "small_warm_l2", "small_right",
+                  "small_after_idle",
                   "spread_p10", "spread_p90", "large_kit", "large_right", "launch_event_single", "launch_host",
                   "launch_eager", "launch_graph"]
 
@@ -245,20 +246,30 @@ def test_trap_2_is_the_largest_error_and_trap_3_reads_less_but_above_the_floor(r
 
 
 def test_trap_1_reads_less_than_the_kernel_in_cuda_and_more_in_triton(recs):
+    # "of the same order as the DRAM floor": above or below it depending on the host (both have been seen)
     floor = recs["A08/timing/small_host_no_sync/cuda"]["ceiling"]["value"]
-    assert v(recs, "small_host_no_sync") < floor < v(recs, "small_right")
+    assert 0.5 * floor < v(recs, "small_host_no_sync") < 2 * floor
+    assert v(recs, "small_host_no_sync") < v(recs, "small_right")
     assert v(recs, "small_host_no_sync", "triton") > v(recs, "small_right", "triton")
 
 
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
-def test_trap_4_did_not_show(recs, vendor):
-    assert v(recs, "small_after_idle", vendor) / v(recs, "small_right", vendor) == pytest.approx(1.0, abs=0.1)
+def test_the_median_after_idle_sits_inside_the_right_ways_band(recs, vendor):
+    assert v(recs, "spread_p10", vendor) <= v(recs, "small_after_idle", vendor) <= v(recs, "spread_p90", vendor)
 
 
-def test_the_kit_is_right_by_accident_in_cuda_and_not_in_triton(recs):
-    assert v(recs, "small_kit") / v(recs, "small_right") == pytest.approx(1.0, abs=0.05)
-    assert v(recs, "small_warm_l2") < v(recs, "small_right")  # one error makes it faster ...
-    assert v(recs, "small_kit") > v(recs, "small_warm_l2")  # ... the other slower again
+def test_trap_4_is_not_explained_away_as_dram_bound():
+    reps = lab(r"event_times\(on_small, flush, 3, (\d+), s\)")
+    para = states("A08", f"{reps} repeats", near="this lab's design cannot show it")
+    assert "DRAM-bound" not in para
+    l2 = FIGURES[2]["args"]["l2_mib"] * MIB
+    states("A08", f"{2 * l2 / MIB:.0f} MiB flush", near="this lab's design cannot show it")
+
+
+def test_the_cuda_kit_holds_part_of_an_enqueue_and_the_triton_kit_the_gap(recs):
+    warm, kit = v(recs, "small_warm_l2"), v(recs, "small_kit")
+    assert warm < v(recs, "small_right")  # one error makes it faster ...
+    assert warm < kit < warm + v(recs, "launch_host")  # ... the other slower again, by less than one enqueue
     assert v(recs, "small_kit", "triton") / v(recs, "small_right", "triton") > 1.5
 
 
@@ -280,9 +291,10 @@ def test_the_warm_l2_does_not_matter_at_512_mib_in_cuda(recs):
     assert v(recs, "large_kit") / v(recs, "large_right") == pytest.approx(1.0, abs=0.05)
 
 
-def test_the_triton_kit_excess_at_512_mib_is_its_launch_gap(recs):
+def test_the_triton_kit_excess_at_512_mib_is_more_than_one_launch(recs):
     excess = v(recs, "large_kit", "triton") - v(recs, "large_right", "triton")
     assert excess > v(recs, "launch_host", "triton")
+    assert excess > v(recs, "launch_event_single", "triton")
 
 
 def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
@@ -292,7 +304,7 @@ def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
 
 
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
-def test_the_audit_relations(recs, vendor):
+def test_the_kit_relations(recs, vendor):
     assert v(recs, "small_kit", vendor) >= v(recs, "small_warm_l2", vendor)  # the idle gap adds time
     assert v(recs, "small_cold_first_call", vendor) > v(recs, "small_kit", vendor)
     assert v(recs, "launch_event_single", vendor) > v(recs, "launch_graph", vendor)
@@ -334,3 +346,38 @@ def test_the_profiled_small_kernel_is_shorter_than_the_right_way(recs):
     rec = recs["A08/timing/scale_first.gpu__time_duration.sum/cuda"]
     scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[rec["unit"]]
     assert rec["value"] * scale < v(recs, "small_right")
+
+
+def test_the_counts_the_page_types_are_the_labs():
+    sizes = re.search(r"std::vector<size_t> sizes = \{([^}]*)\};", LAB_CU).group(1).split(",")
+    text = ", ".join(f"{int(n):,}" for n in sizes[:-1]) + f" and {int(sizes[-1]):,}"
+    states("A08", text, near="on fresh random inputs")
+    streams = re.findall(r"\(size_t\)(\d+)", re.search(r"for \(size_t n : \{([^}]*)\}\) verify_streams",
+                                                          LAB_CU).group(1))
+    states("A08", ", ".join(f"{int(n):,}" for n in streams[:-1]) + f" and {int(streams[-1]):,}",
+           near="The two-stream pair")
+    warm_ms = set(re.findall(r"warm_clocks\(flush, (\d+), s\)", LAB_CU))
+    assert warm_ms == {"100"} and "def warm_clocks(ms: float = 100.0)" in LAB_TRITON
+    states("A08", "100 ms of busy work", near="every\ntimer after them".replace("\n", " "), files="4-labs.md")
+    kit = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text(encoding="utf-8")
+    warmup, reps = map(int, re.search(r"int warmup = (\d+), int reps = (\d+)", kit).groups())
+    assert "warmup: int = 3, reps: int = 20" in (ROOT / "labs/common/python/tutor_lab.py").read_text()
+    states("A08", f"{reps} timed calls", near="What `median_ms` does")
+    states("A08", f"{reps} sorted times (the {reps // 2 + 1}th)", near="the upper of the two middle")
+    states("A08", f"{warmup} warm-up runs, then events around each of {reps} runs", near="`small_kit`, `large_kit`")
+
+
+def test_a_set_just_above_the_l2_still_reads_at_an_l2_rate(recs):
+    """The counterexample to the model's sharp step, from A04's records (section 2, step 5)."""
+    l2 = v(recs, "device_l2") * MIB
+    assert 64 * MIB > l2
+    just_above = recs["A04/bandwidth/read_64MiB/cuda"]["value"]
+    dram = recs["A04/bandwidth/read_2GiB/cuda"]["value"]
+    assert just_above > 1.3 * dram
+    states("A08", "64 MiB set", near="The sharp step is the model's")
+
+
+def test_the_triton_band_is_the_wider_one(recs):
+    width = {k: (v(recs, "spread_p90", k) - v(recs, "spread_p10", k)) / v(recs, "small_right", k)
+             for k in ("cuda", "triton")}
+    assert width["triton"] > width["cuda"]

@@ -25,6 +25,14 @@ def _bytes(n: float) -> str:
     return f"{n / 1024:,.0f} KiB"
 
 
+def _decade(t: float) -> str:
+    """A power of ten of bytes in decimal units, one format along the whole axis: 10 kB, 100 kB, 1 MB ..."""
+    for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if t >= scale:
+            return f"{t / scale:,.0f} {unit}"
+    return f"{t:,.0f} B"
+
+
 def _reach(lv: hierarchy.Level) -> float:
     """The capacity one SM (or CU) can draw on at that level: its own copy of a per-SM level, all of a shared one."""
     return lv.capacity if lv.per in ("SM", "CU") else lv.total
@@ -44,10 +52,10 @@ def places(device: str = "h200") -> Canvas:
     """One row per place, its capacity as a bar on a log scale (bytes one SM can draw on), nearest first;
     the warehouse (host memory over PCIe) closes the list without a bar."""
     lvs = [lv for lv in hierarchy.levels(device) if lv.key in PLACES]
-    s = Scale(1e4, 1e12, X0 + 6, W - 20, log=True)
+    s = Scale(1e4, 1e12, X0 + 22, W - 30, log=True)  # inset: the end ticks' labels stay inside the canvas
     c = Canvas(W, 10)
     y = 24.0
-    c.text(X0, y, f"What one worker can reach, and how far ({hardware.DEVICES[device]['name']})", bold=True, size=16)
+    c.text(X0, y, f"What one worker can reach ({hardware.DEVICES[device]['name']})", bold=True, size=16)
     y += 22
     c.text(X0, y, "bar: bytes within reach, log scale; each row is farther away, so slower", fill="muted")
     y += 16
@@ -72,7 +80,7 @@ def places(device: str = "h200") -> Canvas:
     y += 22
     for t in s.ticks(8):
         c.line(s(t), y, s(t), y + 5, stroke="fg")
-        c.text(s(t), y + 20, tick_label(t), anchor="middle", fill="muted")
+        c.text(s(t), y + 20, _decade(t), anchor="middle", fill="muted")
     c.line(s.a, y, s.b, y, stroke="fg")
     c.text((s.a + s.b) / 2, y + 40, "bytes within reach (log scale)", anchor="middle")
     c.height = y + 50
@@ -160,8 +168,8 @@ def roofs(devices: tuple = ("h200", "mi300x"), precisions: tuple = ("fp32", "bf1
             c.line(sx(t), top, sx(t), top + h, stroke="grid")
             c.text(sx(t), top + h + 20, tick_label(t), anchor="middle", fill="muted")
         c.text(16, top + h / 2, "TFLOP/s", anchor="middle", rotate=-90)
-        labels = []
-        for prec, colour, dash in PRECISION_STYLE:
+        labels = []  # a legend in the empty top left, highest roof first: the shared slant is far right of it there
+        for prec, colour, dash in PRECISION_STYLE[::-1]:
             if prec not in precisions:
                 continue
             r = roofline.compute({"device": dev, "precision": prec, "intensity": 1.0})
@@ -171,9 +179,11 @@ def roofs(devices: tuple = ("h200", "mi300x"), precisions: tuple = ("fp32", "bf1
             c.polyline(pts, stroke=colour, width=2.5, dash=dash)
             c.circle(sx(ridge), sy(peak), 5, fill=colour, stroke="bg",
                      title=f"{dev} {prec}: ridge {ridge:.1f} FLOP/byte at {peak / 1e12:.1f} TFLOP/s")
-            labels.append((sy(peak), f"{prec.upper()} {peak / 1e12:,.0f} TFLOP/s, ridge {ridge:.0f}", colour))
-        for yl, text, colour in labels:
-            c.text(px1 - 4, yl - 8, text, anchor="end", fill="fg")
+            labels.append((f"{prec.upper()} {peak / 1e12:,.0f} TFLOP/s, ridge {ridge:.0f}", colour, dash))
+        for i, (text, colour, dash) in enumerate(labels):
+            yl = top + 18 + 19 * i
+            c.polyline([(px0 + 8, yl - 5), (px0 + 30, yl - 5)], stroke=colour, width=2.5, dash=dash)
+            c.text(px0 + 36, yl, text, fill="fg")
         c.text((px0 + px1) / 2, top + h + 40, "arithmetic intensity, FLOP per byte of HBM traffic (log)", anchor="middle")
         y = top + h + 56
     c.height = math.ceil(y + 4)

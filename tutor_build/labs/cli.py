@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -144,10 +145,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     quick = [o.target for o in outcomes if not o.skipped and o.target.vendor in ("triton", "python") and not tools.gpu]
     if quick and not args.quick:  # the runner adds --quick without a GPU: say so, and how to check every size
         print(f"no GPU here: {len(quick)} Triton/PyTorch lab(s) ran their --quick sizes (the interpreter is slow); "
-              f"`python {quick[0].source(args.exercise)}` checks every size the page lists")
+              f"`{_python()} {quick[0].source(args.exercise)}` checks every size the page lists")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):
         print(f"recorded in {progress.PROGRESS}; `tutor labs status` lists what you have done")
     return code
+
+
+def _python() -> str:
+    """The interpreter running this command, as a learner would type it (e.g. .venv/bin/python)."""
+    try:
+        return os.path.relpath(sys.executable)
+    except ValueError:  # another drive on Windows
+        return sys.executable
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ def translate(line: str, mapping: dict[str, str]) -> str:
     return line
 
 
+@functools.lru_cache(maxsize=None)  # a lab's few hundred names recur on every line
 def _prefix(name: str) -> str:
     """cudaFoo -> hipFoo, CUDA_FOO -> HIP_FOO for runtime names the table lacks."""
     if re.match(r"^cuda[A-Z]", name):

@@ -127,13 +127,16 @@ def shared_bytes(bm: int, bn: int, bk: int, stages: int, pad: int = 4) -> int:
     return stages * bk * (bm + pad + bn) * FP32
 
 
-def transposed_store_ways(bk: int, pitch: int, banks: int = 32, lanes: int = 32) -> int:
+def transposed_store_ways(bk: int, pitch: int, banks: int = 32, lanes: int = 32, per_row: int | None = None) -> int:
     """Bank-conflict degree of one scalar store of the lab's transposing A store (``tiled_gemm``'s
     ``store_shared``): lane ``l`` of a warp holds the float4 at row ``r = l // (bk / 4)``, columns
     ``c = (l % (bk / 4)) * 4`` of the BM x BK slice of A and writes element ``q`` of it to ``As[c + q][r]``,
     word ``(c + q) * pitch + r``. Returns the most distinct words one bank receives in one instruction
-    (1: conflict-free); the warp's starting row only shifts every bank, so lanes 0..31 stand for any warp."""
-    per_row = bk // 4
+    (1: conflict-free); the warp's starting row only shifts every bank, so lanes 0..31 stand for any warp.
+    ``per_row``: float4 of one row per warp (default ``bk / 4``, the lab's split: the whole K-step of a
+    row); 2 is the split in which a warp covers 16 rows x 8 floats (its other column pairs, 8 floats
+    on, shift every bank by 4 x 8 = 32, i.e. not at all)."""
+    per_row = bk // 4 if per_row is None else per_row
     worst = 1
     for q in range(4):
         words_by_bank: dict[int, set[int]] = {}

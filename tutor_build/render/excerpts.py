@@ -15,6 +15,7 @@ exercise: the answer, not the scaffolding again.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,18 @@ def _c_items(lines: list[str]) -> list[tuple[Part, str]]:
     return items
 
 
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """ast.get_source_segment for a top-level node, from lines split once (that function splits the whole
+    source again on every call). Column offsets count UTF-8 bytes."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset:].decode()
+    tail = lines[last].encode()[:node.end_col_offset].decode()
+    return "\n".join([head, *lines[first + 1:last], tail])
+
+
+@functools.lru_cache(maxsize=256)  # several pages excerpt the same lab file
 def _python_items(source: str) -> list[tuple[Part, str]]:
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -63,7 +76,7 @@ def _python_items(source: str) -> list[tuple[Part, str]]:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         while first > 1 and lines[first - 2].lstrip().startswith("#"):
             first -= 1
-        items.append((Part(first, node.end_lineno), ast.get_source_segment(source, node) or "", node))
+        items.append((Part(first, node.end_lineno), _segment(lines, node), node))
     out = []
     for part, text, node in items:
         wanted = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
@@ -151,7 +164,7 @@ def code_page_path(rel: str) -> str:
     return f"code/{rel}.md"
 
 
-def rewrite_includes(text: str, root: Path) -> tuple[str, dict[str, str]]:
+def rewrite_includes(text: str, root: Path, links=None) -> tuple[str, dict[str, str]]:
     """Replace whole-file lab includes by excerpts and a link to the whole file. Returns the new text and the
     lab files it linked, with their language (each gets its own page)."""
     linked: dict[str, str] = {}
@@ -174,7 +187,9 @@ def rewrite_includes(text: str, root: Path) -> tuple[str, dict[str, str]]:
             out.append("")
         shown = sum(p.last - p.first + 1 for p in parts)
         link = "../" + code_page_path(rel)  # module pages sit in modules/
-        out.append(f"{indent}{shown} of its {len(lines)} lines are shown; the whole file: [{rel}]({link}).")
+        more = links(rel, "../") if links else ""  # a Triton or PyTorch lab: its notebook (tutor_build.notebooks)
+        out.append(f"{indent}{shown} of its {len(lines)} lines are shown; the whole file: [{rel}]({link})."
+                   + (f" {more}" if more else ""))
         return "\n".join(out)
 
     return INCLUDE.sub(one, text), linked
@@ -184,7 +199,7 @@ def download_path(rel: str) -> str:
     return f"downloads/{rel}"
 
 
-def code_page(root: Path, rel: str, lang: str) -> str:
+def code_page(root: Path, rel: str, lang: str, links: str = "") -> str:
     """A page with the whole file, left out of the search index (the module page indexes its identifiers)."""
     text = (root / rel).read_text(encoding="utf-8")
     name = rel.rsplit("/", 1)[-1]
@@ -195,4 +210,5 @@ def code_page(root: Path, rel: str, lang: str) -> str:
         f"# {rel}", "",
         f"The whole file, {len(text.splitlines())} lines, as it is in the course repository: "
         f"[download {name}]({up}{download_path(rel)}). Set-up for running it: [Setup]({up}SETUP.md).", "",
+        *([links, ""] if links else []),
         f'{fence}{lang} title="{rel}" linenums="1"', text.rstrip("\n"), fence, ""])

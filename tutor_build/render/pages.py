@@ -22,6 +22,14 @@ class Site:
     pages: dict[str, str] = field(default_factory=dict)  # docs-relative path -> Markdown
     assets: dict[str, str] = field(default_factory=dict)  # docs-relative path -> text (SVG, JS)
     inline_svg: dict[str, str] = field(default_factory=dict)  # token key -> SVG the plugin inlines in the HTML
+    notebooks: frozenset[str] = frozenset()  # lab files offered as notebooks too (tutor_build.notebooks)
+    colab: str = ""  # the "Open in Colab" prefix, where the site's repository is on GitHub
+
+    def notebook_links(self, rel: str, up: str) -> str:
+        """"Download notebook" (and "Open in Colab") for a lab file, from a page `up` below the root; else ''."""
+        from ..notebooks import links
+
+        return links(rel, up, self.colab, self.notebooks)
 
 
 def demote_headings(text: str) -> str:
@@ -97,9 +105,10 @@ def module_page(course: Course, m: Module, site: Site, existing: set[str] = froz
     for spec in SECTION_SPECS:
         section = m.section(spec.key)
         body = section.text if section else ""
-        body, linked = rewrite_includes(body, course.root)
+        body, linked = rewrite_includes(body, course.root, links=site.notebook_links)
         for rel, lang in linked.items():
-            site.pages[code_page_path(rel)] = code_page(course.root, rel, lang)
+            site.pages[code_page_path(rel)] = code_page(course.root, rel, lang,
+                                                        site.notebook_links(rel, "../" * (rel.count("/") + 1)))
             site.assets[download_path(rel)] = (course.root / rel).read_text(encoding="utf-8")
         body = filler.fill(body, asset_prefix="../")
         if spec.key == "sources":
@@ -260,9 +269,16 @@ def course_data(course: Course) -> str:
     return "window.TUTOR_COURSE = " + json.dumps(data, indent=1, ensure_ascii=False) + ";\n"
 
 
-def render_site(course: Course, hand_written: set[str] = frozenset()) -> Site:
-    """All generated pages and assets. `hand_written`: the pages under docs/ (links to them are kept only if present)."""
-    site = Site()
+def render_site(course: Course, hand_written: set[str] = frozenset(), colab: str = "") -> Site:
+    """All generated pages and assets. `hand_written`: the pages under docs/ (links to them are kept only if present);
+    `colab`: the Colab prefix of the published notebooks (notebooks.colab_base), '' for no "Open in Colab" link."""
+    from .. import notebooks
+
+    site = Site(colab=colab)
+    files = notebooks.lab_files(course)
+    site.notebooks = frozenset(f.rel for f in files)
+    for f in files:
+        site.assets[f.site_path] = notebooks.dumps(notebooks.build_notebook(course, f))
     for m in course.modules:
         site.pages[m.page_path] = module_page(course, m, site, set(hand_written))
     for track in course.tracks:

@@ -13,33 +13,18 @@ import os
 import re
 import unicodedata
 import shutil
-import sys
 from html import unescape
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM, in_thread, need_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-REQUIRE_ALL = os.environ.get("TUTOR_REQUIRE_ALL") == "1"
-
 pytestmark = pytest.mark.browser
 
 
-def _unavailable(reason: str):  # as tests/browser/conftest.py: a skip with its reason, a failure in CI
-    if REQUIRE_ALL:
-        pytest.fail(f"{reason} (TUTOR_REQUIRE_ALL=1)")
-    print(f"SKIP book tests: {reason}", file=sys.stderr)
-    pytest.skip(reason)
-
-
 def _need_chromium():
-    if not Path(CHROMIUM).exists():
-        _unavailable(f"{CHROMIUM} is not installed")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
+    need_chromium("book")
 
 
 def _squash(text: str) -> str:
@@ -58,7 +43,7 @@ def printed(tmp_path_factory):
     site = Path(os.environ["TUTOR_SITE_DIR"]) if os.environ.get("TUTOR_SITE_DIR") else tmp / "site"
     if not os.environ.get("TUTOR_SITE_DIR"):
         build_site(ROOT, site)
-    result = make_book(ROOT, tmp / "out", site_dir=site, executable_path=CHROMIUM)
+    result = in_thread(make_book, ROOT, tmp / "out", site_dir=site, executable_path=CHROMIUM)
     return course, site, result, Pages(Path(result.pdf))
 
 
@@ -165,7 +150,7 @@ def test_a_module_page_links_its_pdf_only_while_it_was_printed_from_that_page(pr
     build_site(root, tmp_path / "site0")
     assert not list((tmp_path / "site0").rglob("*.pdf"))  # nothing printed yet: no link, no file
     assert ".pdf" not in (tmp_path / "site0/modules/A01-fake-basics/index.html").read_text()
-    result = make_book(root, site_dir=tmp_path / "site0", executable_path=CHROMIUM)
+    result = in_thread(make_book, root, site_dir=tmp_path / "site0", executable_path=CHROMIUM)
     assert sorted(result.module_pdfs) == ["A01", "A02"]
     assert (root / BOOK_DIR / "manifest.json").is_file()
     # one module's text changes after the print: its PDF is stale, the other's is current
@@ -179,5 +164,5 @@ def test_a_module_page_links_its_pdf_only_while_it_was_printed_from_that_page(pr
             linked[html.parent.name] = href
             assert (html.parent / href).resolve().is_file(), f"{html}: {href} is not in the site"
     assert linked == {"A01-fake-basics": "../../downloads/pdf/A01.pdf"}
-    one = make_book(root, tmp_path / "one", site_dir=site, module="A02", executable_path=CHROMIUM)
+    one = in_thread(make_book, root, tmp_path / "one", site_dir=site, module="A02", executable_path=CHROMIUM)
     assert one.starts == {"A02": 1} and one.pages >= 1 and Path(one.pdf).name == "A02-a4.pdf"

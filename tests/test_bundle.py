@@ -7,29 +7,18 @@ with no failed request and nothing asked of another host, figures drawn, a link 
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import sys
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+from chromium import CHROMIUM, in_thread, need_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-REQUIRE_ALL = os.environ.get("TUTOR_REQUIRE_ALL") == "1"
 MODULE = "modules/A02-memory-coalescing.html"
 
 pytestmark = pytest.mark.browser
-
-
-def _unavailable(reason: str):  # as tests/browser/conftest.py: a skip with its reason, a failure in CI
-    if REQUIRE_ALL:
-        pytest.fail(f"{reason} (TUTOR_REQUIRE_ALL=1)")
-    print(f"SKIP bundle tests: {reason}", file=sys.stderr)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -44,44 +33,43 @@ def bundle(tmp_path_factory) -> tuple[Path, Path]:
     return path, out / "unzipped" / path.stem
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        _unavailable(f"{CHROMIUM} is not installed")
-    try:
+def _open(check, site: Path) -> None:
+    """check(page, site) on a Chromium page that may read files only; every request for another host, every
+    failed request and every page error is recorded and fails the test. On a thread of its own (chromium.py)."""
+    need_chromium("bundle")
+
+    def run() -> tuple[list, list, list]:
         from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
-    from tutor_build.sheets_pdf import CHROMIUM_ARGS
 
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        from tutor_build.sheets_pdf import CHROMIUM_ARGS
 
+        outside, failed, errors = [], [], []
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = browser.new_context()
+            page = context.new_page()
 
-@pytest.fixture
-def page(browser):
-    """A page that may read files only: any other request is stopped and recorded, as is every failure."""
-    context = browser.new_context()
-    pg = context.new_page()
-    pg.outside, pg.failed, pg.errors = [], [], []
+            def route(r):
+                if r.request.url.startswith(("file:", "data:", "blob:", "about:")):
+                    r.continue_()
+                else:
+                    outside.append(r.request.url)
+                    r.abort()
 
-    def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:", "about:")):
-            r.continue_()
-        else:
-            pg.outside.append(r.request.url)
-            r.abort()
+            context.route("**/*", route)
+            page.on("requestfailed", lambda req: failed.append(f"{req.url} ({req.failure})"))
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            try:
+                check(page, site)
+            finally:
+                context.close()
+                browser.close()
+        return outside, failed, errors
 
-    context.route("**/*", route)
-    pg.on("requestfailed", lambda req: pg.failed.append(f"{req.url} ({req.failure})"))
-    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert not pg.outside, f"requests for other hosts: {pg.outside}"
-    assert not pg.failed, f"failed requests: {pg.failed}"
-    assert not pg.errors, f"page errors: {pg.errors}"
+    outside, failed, errors = in_thread(run)
+    assert not outside, f"requests for other hosts: {outside}"
+    assert not failed, f"failed requests: {failed}"
+    assert not errors, f"page errors: {errors}"
 
 
 _REF = re.compile(r'\s(?:href|src)="([^"]*)"')
@@ -124,8 +112,11 @@ def test_no_page_loads_anything_from_another_host(bundle):
     assert offenders == []
 
 
-def test_home_and_module_page_open_from_disk_with_figures_and_working_links(page, bundle):
-    _, site = bundle
+def test_home_and_module_page_open_from_disk_with_figures_and_working_links(bundle):
+    _open(_home_and_module_page, bundle[1])
+
+
+def _home_and_module_page(page, site: Path) -> None:
     page.goto((site / "index.html").as_uri(), wait_until="load")
     assert "GPU + ML Expert Tutor" in page.title()
     page.click(f'.md-content a[href="{MODULE}"]')
@@ -146,8 +137,11 @@ def test_home_and_module_page_open_from_disk_with_figures_and_working_links(page
         assert Path(unquote(urlparse(h).path)).is_file(), h
 
 
-def test_search_answers_from_disk(page, bundle):
-    _, site = bundle
+def test_search_answers_from_disk(bundle):
+    _open(_search, bundle[1])
+
+
+def _search(page, site: Path) -> None:
     page.goto((site / "index.html").as_uri(), wait_until="load")
     search = page.locator(".md-search__input")
     search.click()

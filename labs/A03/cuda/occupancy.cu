@@ -212,7 +212,7 @@ void bench(size_t n, const Device& d, const std::string& only) {
   TUTOR_CHECK(cudaMemset(flush, 0, (size_t)256 << 20));
   TUTOR_CHECK(cudaDeviceSynchronize());
   TUTOR_CHECK(cudaFree(flush));
-  float ms = tutor::median_ms([&] { chase<<<1, 1>>>(chain, steps, cursor); }, 1, 5);
+  float ms = tutor::median_ms([&] { chase<<<1, 1>>>(chain, steps, cursor); }, {1, 5});
   tutor::measure("occupancy", "chase_latency", "latency", ms * 1e6 / steps, "ns", ceiling, 0, ms);
   TUTOR_CHECK(cudaFree(chain));
   TUTOR_CHECK(cudaFree(cursor));

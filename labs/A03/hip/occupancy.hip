@@ -212,7 +212,7 @@ void bench(size_t n, const Device& d, const std::string& only) {
   TUTOR_CHECK(hipMemset(flush, 0, (size_t)256 << 20));
   TUTOR_CHECK(hipDeviceSynchronize());
   TUTOR_CHECK(hipFree(flush));
-  float ms = tutor::median_ms([&] { chase<<<1, 1>>>(chain, steps, cursor); }, 1, 5);
+  float ms = tutor::median_ms([&] { chase<<<1, 1>>>(chain, steps, cursor); }, {1, 5});
   tutor::measure("occupancy", "chase_latency", "latency", ms * 1e6 / steps, "ns", ceiling, 0, ms);
   TUTOR_CHECK(hipFree(chain));
   TUTOR_CHECK(hipFree(cursor));

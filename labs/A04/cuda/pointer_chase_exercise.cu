@@ -174,8 +174,9 @@ double time_chase(const std::string& v, size_t bytes, long long hops, uint64_t s
   const long long warm = std::min<long long>(n, 1 << 18);  // one lap, up to 2^18 hops: a set that fits
   launch_chase(v, buf, n * kStride, last, warm, last);      // in a cache is in it before the timing
   TUTOR_CHECK_LAUNCH();
-  const int warmup = 1, reps = 5;
-  float ms = tutor::median_ms([&] { launch_chase(v, buf, n * kStride, last, hops, last); }, warmup, reps);
+  const int warmup = 1, reps = 5;  // the set stays warm: the latency of the level it fits in
+  float ms = tutor::median_ms([&] { launch_chase(v, buf, n * kStride, last, hops, last); },
+                              {warmup, reps, /*flush=*/false});
   unsigned out;
   TUTOR_CHECK(cudaMemcpy(&out, last, sizeof out, cudaMemcpyDeviceToHost));
   const long long total = warm + (warmup + reps) * hops;

@@ -522,9 +522,9 @@ struct Timed {
 // Median milliseconds, with fewer repetitions for slow kernels (the naive one takes ~0.1 s or more).
 double time_ms(Launch launch, const float* A, const float* B, float* C, int M, int N, int K) {
   auto run = [&] { launch(A, B, C, M, N, K); };
-  const float probe = tutor::median_ms(run, 1, 1);
+  const float probe = tutor::median_ms(run, {1, 1});
   const int reps = std::max(3, std::min(20, (int)(400.0 / std::max(probe, 1e-3f))));
-  return tutor::median_ms(run, probe > 50.f ? 0 : 3, reps);
+  return tutor::median_ms(run, {probe > 50.f ? 0 : 3, reps});
 }
 
 // Global bytes a kernel requests, for the roofline: a BM x BN tile reads BM + BN floats per k and

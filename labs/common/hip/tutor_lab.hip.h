@@ -328,7 +328,7 @@ inline void flush_l2() {
   if (buffer == nullptr) {
     int device = 0, l2 = 0;
     TUTOR_CHECK(hipGetDevice(&device));
-    TUTOR_CHECK(hipDeviceGetAttribute(&l2, hipDevAttrL2CacheSize, device));
+    TUTOR_CHECK(hipDeviceGetAttribute(&l2, hipDeviceAttributeL2CacheSize, device));
     bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : 128 << 20);
     TUTOR_CHECK(hipMalloc(&buffer, bytes));
   }

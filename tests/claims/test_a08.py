@@ -120,11 +120,13 @@ def test_the_counted_bytes_of_the_profiled_kernels():
     checks = len(re.search(r"std::vector<size_t> sizes = \{([^}]*)\};", LAB_CU).group(1).split(","))
     large = next(e for e in PROFILE if e["kernel"] == "scale")
     host_reps = int(lab(r"host_no_sync\(\[&\] \{ launch_scale\(dx, dy, n\); \}, (\d+)\)"))
-    kit = 3 + 20  # median_ms defaults: warmup 3, reps 20 (labs/common/cuda/tutor_lab.cuh)
-    assert "int warmup = 3, int reps = 20" in (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text()
+    kit_src = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text()
+    warmup, reps = map(int, re.search(r"int warmup = (\d+);\s*int reps = (\d+);", kit_src).groups())
+    kit = warmup + reps  # median_ms defaults (tutor::Timing)
+    waited = 3 + int(lab(r"for \(int r = 0; r < (\d+); \+\+r\) \{\n    TUTOR_CHECK\(cudaEventRecord\(start\)\);"))
     event = 3 + int(lab(r"event_times\(on, wait, 3, (\d+), s\)"))
-    right = 3 + int(lab(r"event_times\(on, flush, 3, is_small \? (\d+) :"))
-    assert large["launch_skip"] == checks + host_reps + kit + event + right
+    right = 3 + int(lab(r"event_times\(on, cold, 3, is_small \? (\d+) :"))
+    assert large["launch_skip"] == checks + host_reps + kit + waited + event + right
 
 
 def test_the_flush_sizes():
@@ -140,7 +142,7 @@ def test_the_flush_sizes():
            near="Its large size")
 
 
-def test_the_kit_ceiling_is_many_l2s():
+def test_the_kit_ceiling_is_many_l2s():  # "17 times" near "What this means for the course"
     kit = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text(encoding="utf-8")
     default = int(re.search(r"copy_ceiling\(size_t bytes = size_t\(1\) << (\d+)\)", kit).group(1))
     l2 = FIGURES[2]["args"]["l2_mib"] * MIB
@@ -187,6 +189,7 @@ def test_the_model_orders_what_section_2_derives():
 # =============================================================================================
 
 SMALL_VARIANTS = ["small_cold_first_call", "small_host_no_sync", "small_kit", "small_warm_l2", "small_right",
+                  "small_after_idle", "small_after_idle_first", "small_kit_waited", "launch_event_waited",
                   "spread_p10", "spread_p90", "large_kit", "large_right", "launch_event_single", "launch_host",
                   "launch_eager", "launch_graph"]
 
@@ -237,7 +240,8 @@ def test_the_floors_are_the_bytes_at_the_copy_rate(recs):
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
 def test_trap_2_is_the_largest_error_and_trap_3_reads_less_but_above_the_floor(recs, vendor):
     right = v(recs, "small_right", vendor)
-    others = [v(recs, k, vendor) for k in ("small_host_no_sync", "small_kit", "small_warm_l2", "small_after_idle")]
+    others = [v(recs, k, vendor) for k in ("small_host_no_sync", "small_kit", "small_kit_waited", "small_warm_l2",
+                                            "small_after_idle", "small_after_idle_first")]
     assert v(recs, "small_cold_first_call", vendor) > 5 * max(others + [right])
     floor = recs[f"A08/timing/small_warm_l2/{vendor}"]["ceiling"]["value"]
     assert floor < v(recs, "small_warm_l2", vendor) < right
@@ -245,21 +249,48 @@ def test_trap_2_is_the_largest_error_and_trap_3_reads_less_but_above_the_floor(r
 
 
 def test_trap_1_reads_less_than_the_kernel_in_cuda_and_more_in_triton(recs):
+    # "of the same order as the DRAM floor": above or below it depending on the host (both have been seen)
     floor = recs["A08/timing/small_host_no_sync/cuda"]["ceiling"]["value"]
-    assert v(recs, "small_host_no_sync") < floor < v(recs, "small_right")
+    assert 0.5 * floor < v(recs, "small_host_no_sync") < 2 * floor
+    assert v(recs, "small_host_no_sync") < v(recs, "small_right")
     assert v(recs, "small_host_no_sync", "triton") > v(recs, "small_right", "triton")
 
 
+def test_trap_4_records_the_first_repeats_after_idle():
+    assert 'record("small_after_idle_first", idle[0]' in LAB_CU
+    assert "first10 += idle[r] / 10" in LAB_CU and "statistics.mean(idle[:10])" in LAB_TRITON
+    para = states("A08", "first ten", near="Trap 4, the clocks")
+    assert "DRAM-bound" not in para
+
+
+# OUTCOME-DEPENDENT (README, "Trap 4"): keep the one test that matches the sentence kept on the page.
+# (a) the ramp shows:
+# @pytest.mark.parametrize("vendor", ["cuda", "triton"])
+# def test_the_first_repeat_after_idle_is_slow(recs, vendor):
+#     assert v(recs, "small_after_idle_first", vendor) > 1.1 * v(recs, "small_right", vendor)
+# (b) no ramp shows:
+# @pytest.mark.parametrize("vendor", ["cuda", "triton"])
+# def test_no_ramp_shows_even_on_the_first_repeat(recs, vendor):
+#     assert v(recs, "small_after_idle_first", vendor) <= 1.1 * v(recs, "small_right", vendor)
+
+
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
-def test_trap_4_did_not_show(recs, vendor):
-    assert v(recs, "small_after_idle", vendor) / v(recs, "small_right", vendor) == pytest.approx(1.0, abs=0.1)
+def test_the_kit_now_reads_the_right_way(recs, vendor):
+    # the kit flushes and queues ahead as the right way does; 20 repeats against 100, hence 10%
+    assert v(recs, "small_kit", vendor) / v(recs, "small_right", vendor) == pytest.approx(1.0, abs=0.10)
+    assert v(recs, "large_kit", vendor) / v(recs, "large_right", vendor) == pytest.approx(1.0, abs=0.10)
 
 
-def test_the_kit_is_right_by_accident_in_cuda_and_not_in_triton(recs):
-    assert v(recs, "small_kit") / v(recs, "small_right") == pytest.approx(1.0, abs=0.05)
-    assert v(recs, "small_warm_l2") < v(recs, "small_right")  # one error makes it faster ...
-    assert v(recs, "small_kit") > v(recs, "small_warm_l2")  # ... the other slower again
-    assert v(recs, "small_kit", "triton") / v(recs, "small_right", "triton") > 1.5
+def test_the_waiting_timer_falls_into_both_traps(recs):
+    warm, waited = v(recs, "small_warm_l2"), v(recs, "small_kit_waited")
+    assert warm < v(recs, "small_right")  # the warm L2 makes it faster ...
+    assert warm < waited < warm + v(recs, "launch_host")  # ... part of an enqueue slower again
+    assert v(recs, "small_kit_waited", "triton") / v(recs, "small_right", "triton") > 1.5  # the gap wins
+
+
+@pytest.mark.parametrize("vendor", ["cuda", "triton"])
+def test_a_waited_empty_launch_holds_more_than_a_queued_one(recs, vendor):
+    assert v(recs, "launch_event_waited", vendor) > v(recs, "launch_event_single", vendor)
 
 
 def test_do_bench_agrees_with_the_right_way_within_its_spread(recs):
@@ -276,15 +307,6 @@ def test_the_triton_kernel_gains_more_from_the_warm_l2(recs):
     states("A08", f"{block:,} elements over {4 * 32} threads is {block // (4 * 32)}", near="wider accesses")
 
 
-def test_the_warm_l2_does_not_matter_at_512_mib_in_cuda(recs):
-    assert v(recs, "large_kit") / v(recs, "large_right") == pytest.approx(1.0, abs=0.05)
-
-
-def test_the_triton_kit_excess_at_512_mib_is_its_launch_gap(recs):
-    excess = v(recs, "large_kit", "triton") - v(recs, "large_right", "triton")
-    assert excess > v(recs, "launch_host", "triton")
-
-
 def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
     floor = {k: recs[f"A08/timing/large_right/{k}"]["ceiling"]["value"] for k in ("cuda", "triton")}
     assert v(recs, "large_right", "triton") <= 1.1 * floor["triton"]
@@ -292,8 +314,8 @@ def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
 
 
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
-def test_the_audit_relations(recs, vendor):
-    assert v(recs, "small_kit", vendor) >= v(recs, "small_warm_l2", vendor)  # the idle gap adds time
+def test_the_kit_relations(recs, vendor):
+    assert v(recs, "small_kit", vendor) >= v(recs, "small_warm_l2", vendor)  # flushed, not warm
     assert v(recs, "small_cold_first_call", vendor) > v(recs, "small_kit", vendor)
     assert v(recs, "launch_event_single", vendor) > v(recs, "launch_graph", vendor)
 
@@ -334,3 +356,33 @@ def test_the_profiled_small_kernel_is_shorter_than_the_right_way(recs):
     rec = recs["A08/timing/scale_first.gpu__time_duration.sum/cuda"]
     scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[rec["unit"]]
     assert rec["value"] * scale < v(recs, "small_right")
+
+
+def test_the_counts_the_page_types_are_the_labs():
+    sizes = re.search(r"std::vector<size_t> sizes = \{([^}]*)\};", LAB_CU).group(1).split(",")
+    text = ", ".join(f"{int(n):,}" for n in sizes[:-1]) + f" and {int(sizes[-1]):,}"
+    states("A08", text, near="on fresh random inputs")
+    streams = re.findall(r"\(size_t\)(\d+)", re.search(r"for \(size_t n : \{([^}]*)\}\) verify_streams",
+                                                          LAB_CU).group(1))
+    states("A08", ", ".join(f"{int(n):,}" for n in streams[:-1]) + f" and {int(streams[-1]):,}",
+           near="The two-stream pair")
+    warm_ms = set(re.findall(r"warm_clocks\(flush, (\d+), s\)", LAB_CU))
+    assert warm_ms == {"100"} and "def warm_clocks(ms: float = 100.0)" in LAB_TRITON
+    states("A08", "100 ms of busy work", near="every\ntimer after them".replace("\n", " "), files="4-labs.md")
+    kit = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text(encoding="utf-8")
+    warmup, reps = map(int, re.search(r"int warmup = (\d+);\s*int reps = (\d+);", kit).groups())
+    assert "warmup: int = 3, reps: int = 20" in (ROOT / "labs/common/python/tutor_lab.py").read_text()
+    assert "for (int r = 0; r < 20; ++r)" in LAB_CU and "for _ in range(20):" in LAB_TRITON  # the waited timer
+    states("A08", "20 runs", near="How it used to time")
+    states("A08", f"{warmup} warm-up runs, then {reps} runs", near="`small_kit`, `large_kit`")
+    states("A08", "each of 20 runs", near="`small_kit_waited`")
+
+
+def test_a_set_just_above_the_l2_still_reads_at_an_l2_rate(recs):
+    """The counterexample to the model's sharp step, from A04's records (section 2, step 5)."""
+    l2 = v(recs, "device_l2") * MIB
+    assert 64 * MIB > l2
+    just_above = recs["A04/bandwidth/read_64MiB/cuda"]["value"]
+    dram = recs["A04/bandwidth/read_2GiB/cuda"]["value"]
+    assert just_above > 1.3 * dram
+    states("A08", "64 MiB set", near="The sharp step is the model's")

@@ -6,7 +6,7 @@ compiled code may skip part of the work; section 5 measures what it does). A rea
 (an `if` on the program id), and that one costs one path.
 
     no_branch    every element takes path A
-    where_lane   tl.where on the parity of the element index: both paths computed everywhere
+    where_lane   tl.where on the parity of the element index: both paths asked for everywhere
     if_program   an `if` on the parity of the program id: one path per program
 
     python labs/A03/triton/divergence.py            check every variant on odd sizes

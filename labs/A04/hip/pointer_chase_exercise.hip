@@ -133,7 +133,7 @@ void verify(unsigned n, uint64_t seed) {
 
   const unsigned start = order[0] * kStride;
   TUTOR_CHECK(hipMemcpy(from, &start, sizeof start, hipMemcpyHostToDevice));
-  for (long long hops : {0LL, 1LL, (long long)n + 3, 3LL * n + 1, 1000LL}) {
+  for (long long hops : {0LL, 1LL, (long long)n + 3, 3LL * n + 2, 1000LL}) {  // distinct at every n, 1 included
     for (const char* v : {"global", "shared"}) {
       if (std::string(v) == "shared" && slots > kSharedSlots) continue;
       tutor::poison(last, sizeof(unsigned));

@@ -84,7 +84,7 @@ def verify(n: int, seed: int) -> None:
     tutor_lab.check("pointer_chase", "one_cycle", size, torch.tensor([len(seen)]), torch.tensor([n]), seed)
 
     first = tutor_lab.guarded(torch.tensor([start], dtype=torch.int32), name="from")
-    for hops in (0, 1, n + 3, 3 * n + 1, 1000):
+    for hops in (0, 1, n + 3, 3 * n + 2, 1000):  # distinct at every n, 1 included
         last = tutor_lab.output(1, dtype=torch.int32, name="last")
         chase(buf, first, hops, last)
         want = torch.tensor([expected_last(order, hops)], dtype=torch.int32)

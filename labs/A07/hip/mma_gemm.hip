@@ -87,10 +87,10 @@ __global__ void __launch_bounds__(kThreads) simt(const bf16* A, const bf16* B, f
 
 // ---------------------------------------------------------------- shared-memory tile layout
 // A stage holds a 128 x 32 tile of A and one of B, bf16, each row 64 bytes = four 16-byte chunks.
-// ldmatrix reads 8 rows of one chunk column per 8 x 8 matrix. Plain layout: row r starts at byte 64 r,
-// so rows r and r + 2 fall in the same 16-byte bank group (128 bytes = 8 groups): a 4-way conflict.
-// Swizzled: chunk c of row r is stored at chunk c ^ ((r >> 1) & 3); rows r..r+7 of one logical chunk
-// then land in 8 different bank groups, conflict-free, and no byte of padding is spent.
+// On CDNA 3 each lane reads its own 8 bytes (ds_read_b64), not ldmatrix rows; as in the CUDA file, row r  // vendor-specific
+// starts at byte 64 r, and the CUDA file's 16-byte bank-group count (4-way) is kept, not derived for the LDS.  // vendor-specific
+// Swizzled: chunk c of row r is stored at chunk c ^ ((r >> 1) & 3), the CUDA file's layout, kept so that  // vendor-specific
+// the two files stay line for line; what it does to LDS bank conflicts for ds_read_b64 is not analysed.  // vendor-specific
 template <bool kSwizzle>
 __device__ __forceinline__ int tile_offset(int row, int chunk) {  // in bf16 elements
   return row * kBK + ((kSwizzle ? chunk ^ ((row >> 1) & 3) : chunk) << 3);
@@ -106,8 +106,8 @@ __device__ __forceinline__ void cp_async_commit() {}  // vendor-specific
 __device__ __forceinline__ void cp_async_wait_one() {}  // vendor-specific
 
 // Copies rows [row0, row0 + 128) x columns [k0, k0 + 32) of a rows x K matrix into a stage.
-// Whole 16-byte chunks go by cp.async when the rows are 16-byte aligned (K % 8 == 0); edges of the matrix
-// are filled with zeros so that they add nothing to the sum.
+// Whole 16-byte chunks go through a register (copy16_async) when the rows are 16-byte aligned (K % 8 == 0); edges  // vendor-specific
+// of the matrix are filled with zeros so that they add nothing to the sum.  // vendor-specific
 template <bool kSwizzle, bool kAsync>
 __device__ __forceinline__ void load_tile(bf16* tile, const bf16* X, int rows, int K, int row0, int k0) {
   const bool aligned = K % 8 == 0;
@@ -130,7 +130,7 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* X, int rows, i
 }
 
 // ---------------------------------------------------------------- the matrix instruction
-// v_mfma_f32_32x32x8bf16_1k (CDNA 3 ISA; AMD lab notes "matrix cores"): one wavefront, C[32x32] += A[32x8] B[8x32].  // vendor-specific
+// v_mfma_f32_32x32x8_bf16, builtin ..._32x32x8bf16_1k (CDNA 3 ISA; AMD lab notes "matrix cores"): one wavefront, C[32x32] += A[32x8] B[8x32].  // vendor-specific
 // With x = lane % 32 and y = lane / 32, each lane holds four neighbouring bf16 along k, k = 4y + (0..3):  // vendor-specific
 //   A: a[0..3] = A[x][4y..4y+3]      B: b[0..3] = B[4y..4y+3][x]  // vendor-specific
 //   C: c[h] = C[8 (h / 4) + 4y + h % 4][x] for h = 0..15 (16 fp32 results per lane)  // vendor-specific
@@ -160,13 +160,13 @@ __device__ __forceinline__ FragA lds_read4(const bf16* tile, int offset) {  // v
   // a wavefront moves 64 x 8 = 512 bytes, at least 4 cycles of the 128-byte-per-cycle LDS.  // vendor-specific
 }
 
-// The A fragment of rows row0.. and k step kk: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) = a[0..3].
+// The A fragment of rows row0.. and k step kk: lane x + 32y reads row row0 + x, k = 4y..4y+3 of chunk kk.  // vendor-specific
 template <bool kSwizzle>
 __device__ __forceinline__ void load_a(FragA& a, const bf16* tile, int row0, int kk, int lane) {
   a = lds_read4(tile, tile_offset<kSwizzle>(row0 + lane % 32, kk) + 4 * (lane / 32));  // vendor-specific
 }
 
-// Two B fragments, columns (rows of the N x K tile) row0.. and row0 + kInstN.., from one ldmatrix.x4.
+// Two B fragments, columns (rows of the N x K tile) row0.. and row0 + kInstN.., two 8-byte LDS reads per lane.  // vendor-specific
 template <bool kSwizzle>
 __device__ __forceinline__ void load_b2(FragB& b0, FragB& b1, const bf16* tile, int row0, int kk, int lane) {
   b0 = lds_read4(tile, tile_offset<kSwizzle>(row0 + lane % 32, kk) + 4 * (lane / 32));  // vendor-specific

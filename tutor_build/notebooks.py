@@ -23,11 +23,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-from nbformat import v4
+from typing import TYPE_CHECKING
 
 from .mdscan import CITATION, CITE_KEY, FENCE_OPEN, PLACEHOLDER
 from .model import Course, Module
+
+if TYPE_CHECKING:  # nbformat is imported where a notebook is made: the lab commands run without it
+    import nbformat
 
 KIT = "labs/common/python/tutor_lab.py"
 VENDORS = ("triton", "python")  # the lab paths that are Python files
@@ -346,6 +348,8 @@ def build_notebook(course: Course, f: LabFile) -> nbformat.NotebookNode:
         "compared with a reference; a kernel that reads or writes outside its tensors fails too.")))
     check = CHECK_FILE if spawns(source) else CHECK
     cells.append(("check", _code_cell(check.format(rel=f.rel, fail=fail, ok=f"{stem}: every check passed"))))
+    from nbformat import v4
+
     nb = v4.new_notebook(metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
@@ -360,15 +364,21 @@ def build_notebook(course: Course, f: LabFile) -> nbformat.NotebookNode:
 
 def _code_cell(source: str, metadata: dict | None = None) -> nbformat.NotebookNode:
     """nbformat.v4.new_code_cell without its check of each cell (writes() checks the whole notebook once)."""
+    import nbformat
+
     return nbformat.from_dict({"cell_type": "code", "id": "", "metadata": metadata or {}, "execution_count": None,
                                "outputs": [], "source": source})
 
 
 def _markdown_cell(source: str, metadata: dict | None = None) -> nbformat.NotebookNode:
+    import nbformat
+
     return nbformat.from_dict({"cell_type": "markdown", "id": "", "metadata": metadata or {}, "source": source})
 
 
 def dumps(nb: nbformat.NotebookNode) -> str:
+    import nbformat
+
     return nbformat.writes(nb) + "\n"
 
 

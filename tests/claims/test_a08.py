@@ -120,11 +120,13 @@ def test_the_counted_bytes_of_the_profiled_kernels():
     checks = len(re.search(r"std::vector<size_t> sizes = \{([^}]*)\};", LAB_CU).group(1).split(","))
     large = next(e for e in PROFILE if e["kernel"] == "scale")
     host_reps = int(lab(r"host_no_sync\(\[&\] \{ launch_scale\(dx, dy, n\); \}, (\d+)\)"))
-    kit = 3 + 20  # median_ms defaults: warmup 3, reps 20 (labs/common/cuda/tutor_lab.cuh)
-    assert "int warmup = 3, int reps = 20" in (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text()
+    kit_src = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text()
+    warmup, reps = map(int, re.search(r"int warmup = (\d+);\s*int reps = (\d+);", kit_src).groups())
+    kit = warmup + reps  # median_ms defaults (tutor::Timing)
+    waited = 3 + int(lab(r"for \(int r = 0; r < (\d+); \+\+r\) \{\n    TUTOR_CHECK\(cudaEventRecord\(start\)\);"))
     event = 3 + int(lab(r"event_times\(on, wait, 3, (\d+), s\)"))
-    right = 3 + int(lab(r"event_times\(on, flush, 3, is_small \? (\d+) :"))
-    assert large["launch_skip"] == checks + host_reps + kit + event + right
+    right = 3 + int(lab(r"event_times\(on, cold, 3, is_small \? (\d+) :"))
+    assert large["launch_skip"] == checks + host_reps + kit + waited + event + right
 
 
 def test_the_flush_sizes():
@@ -140,7 +142,7 @@ def test_the_flush_sizes():
            near="Its large size")
 
 
-def test_the_kit_ceiling_is_many_l2s():
+def test_the_kit_ceiling_is_many_l2s():  # "17 times" near "What this means for the course"
     kit = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text(encoding="utf-8")
     default = int(re.search(r"copy_ceiling\(size_t bytes = size_t\(1\) << (\d+)\)", kit).group(1))
     l2 = FIGURES[2]["args"]["l2_mib"] * MIB
@@ -187,7 +189,7 @@ def test_the_model_orders_what_section_2_derives():
 # =============================================================================================
 
 SMALL_VARIANTS = ["small_cold_first_call", "small_host_no_sync", "small_kit", "small_warm_l2", "small_right",
-                  "small_after_idle",
+                  "small_after_idle", "small_after_idle_first", "small_kit_waited", "launch_event_waited",
                   "spread_p10", "spread_p90", "large_kit", "large_right", "launch_event_single", "launch_host",
                   "launch_eager", "launch_graph"]
 
@@ -238,7 +240,8 @@ def test_the_floors_are_the_bytes_at_the_copy_rate(recs):
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
 def test_trap_2_is_the_largest_error_and_trap_3_reads_less_but_above_the_floor(recs, vendor):
     right = v(recs, "small_right", vendor)
-    others = [v(recs, k, vendor) for k in ("small_host_no_sync", "small_kit", "small_warm_l2", "small_after_idle")]
+    others = [v(recs, k, vendor) for k in ("small_host_no_sync", "small_kit", "small_kit_waited", "small_warm_l2",
+                                            "small_after_idle", "small_after_idle_first")]
     assert v(recs, "small_cold_first_call", vendor) > 5 * max(others + [right])
     floor = recs[f"A08/timing/small_warm_l2/{vendor}"]["ceiling"]["value"]
     assert floor < v(recs, "small_warm_l2", vendor) < right
@@ -253,24 +256,41 @@ def test_trap_1_reads_less_than_the_kernel_in_cuda_and_more_in_triton(recs):
     assert v(recs, "small_host_no_sync", "triton") > v(recs, "small_right", "triton")
 
 
-@pytest.mark.parametrize("vendor", ["cuda", "triton"])
-def test_the_median_after_idle_sits_inside_the_right_ways_band(recs, vendor):
-    assert v(recs, "spread_p10", vendor) <= v(recs, "small_after_idle", vendor) <= v(recs, "spread_p90", vendor)
-
-
-def test_trap_4_is_not_explained_away_as_dram_bound():
-    reps = lab(r"event_times\(on_small, flush, 3, (\d+), s\)")
-    para = states("A08", f"{reps} repeats", near="this lab's design cannot show it")
+def test_trap_4_records_the_first_repeats_after_idle():
+    assert 'record("small_after_idle_first", idle[0]' in LAB_CU
+    assert "first10 += idle[r] / 10" in LAB_CU and "statistics.mean(idle[:10])" in LAB_TRITON
+    para = states("A08", "first ten", near="Trap 4, the clocks")
     assert "DRAM-bound" not in para
-    l2 = FIGURES[2]["args"]["l2_mib"] * MIB
-    states("A08", f"{2 * l2 / MIB:.0f} MiB flush", near="this lab's design cannot show it")
 
 
-def test_the_cuda_kit_holds_part_of_an_enqueue_and_the_triton_kit_the_gap(recs):
-    warm, kit = v(recs, "small_warm_l2"), v(recs, "small_kit")
-    assert warm < v(recs, "small_right")  # one error makes it faster ...
-    assert warm < kit < warm + v(recs, "launch_host")  # ... the other slower again, by less than one enqueue
-    assert v(recs, "small_kit", "triton") / v(recs, "small_right", "triton") > 1.5
+# OUTCOME-DEPENDENT (README, "Trap 4"): keep the one test that matches the sentence kept on the page.
+# (a) the ramp shows:
+# @pytest.mark.parametrize("vendor", ["cuda", "triton"])
+# def test_the_first_repeat_after_idle_is_slow(recs, vendor):
+#     assert v(recs, "small_after_idle_first", vendor) > 1.1 * v(recs, "small_right", vendor)
+# (b) no ramp shows:
+# @pytest.mark.parametrize("vendor", ["cuda", "triton"])
+# def test_no_ramp_shows_even_on_the_first_repeat(recs, vendor):
+#     assert v(recs, "small_after_idle_first", vendor) <= 1.1 * v(recs, "small_right", vendor)
+
+
+@pytest.mark.parametrize("vendor", ["cuda", "triton"])
+def test_the_kit_now_reads_the_right_way(recs, vendor):
+    # the kit flushes and queues ahead as the right way does; 20 repeats against 100, hence 10%
+    assert v(recs, "small_kit", vendor) / v(recs, "small_right", vendor) == pytest.approx(1.0, abs=0.10)
+    assert v(recs, "large_kit", vendor) / v(recs, "large_right", vendor) == pytest.approx(1.0, abs=0.10)
+
+
+def test_the_waiting_timer_falls_into_both_traps(recs):
+    warm, waited = v(recs, "small_warm_l2"), v(recs, "small_kit_waited")
+    assert warm < v(recs, "small_right")  # the warm L2 makes it faster ...
+    assert warm < waited < warm + v(recs, "launch_host")  # ... part of an enqueue slower again
+    assert v(recs, "small_kit_waited", "triton") / v(recs, "small_right", "triton") > 1.5  # the gap wins
+
+
+@pytest.mark.parametrize("vendor", ["cuda", "triton"])
+def test_a_waited_empty_launch_holds_more_than_a_queued_one(recs, vendor):
+    assert v(recs, "launch_event_waited", vendor) > v(recs, "launch_event_single", vendor)
 
 
 def test_do_bench_agrees_with_the_right_way_within_its_spread(recs):
@@ -287,16 +307,6 @@ def test_the_triton_kernel_gains_more_from_the_warm_l2(recs):
     states("A08", f"{block:,} elements over {4 * 32} threads is {block // (4 * 32)}", near="wider accesses")
 
 
-def test_the_warm_l2_does_not_matter_at_512_mib_in_cuda(recs):
-    assert v(recs, "large_kit") / v(recs, "large_right") == pytest.approx(1.0, abs=0.05)
-
-
-def test_the_triton_kit_excess_at_512_mib_is_more_than_one_launch(recs):
-    excess = v(recs, "large_kit", "triton") - v(recs, "large_right", "triton")
-    assert excess > v(recs, "launch_host", "triton")
-    assert excess > v(recs, "launch_event_single", "triton")
-
-
 def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
     floor = {k: recs[f"A08/timing/large_right/{k}"]["ceiling"]["value"] for k in ("cuda", "triton")}
     assert v(recs, "large_right", "triton") <= 1.1 * floor["triton"]
@@ -305,7 +315,7 @@ def test_only_the_triton_kernel_reaches_its_floor_at_512_mib(recs):
 
 @pytest.mark.parametrize("vendor", ["cuda", "triton"])
 def test_the_kit_relations(recs, vendor):
-    assert v(recs, "small_kit", vendor) >= v(recs, "small_warm_l2", vendor)  # the idle gap adds time
+    assert v(recs, "small_kit", vendor) >= v(recs, "small_warm_l2", vendor)  # flushed, not warm
     assert v(recs, "small_cold_first_call", vendor) > v(recs, "small_kit", vendor)
     assert v(recs, "launch_event_single", vendor) > v(recs, "launch_graph", vendor)
 
@@ -360,11 +370,12 @@ def test_the_counts_the_page_types_are_the_labs():
     assert warm_ms == {"100"} and "def warm_clocks(ms: float = 100.0)" in LAB_TRITON
     states("A08", "100 ms of busy work", near="every\ntimer after them".replace("\n", " "), files="4-labs.md")
     kit = (ROOT / "labs/common/cuda/tutor_lab.cuh").read_text(encoding="utf-8")
-    warmup, reps = map(int, re.search(r"int warmup = (\d+), int reps = (\d+)", kit).groups())
+    warmup, reps = map(int, re.search(r"int warmup = (\d+);\s*int reps = (\d+);", kit).groups())
     assert "warmup: int = 3, reps: int = 20" in (ROOT / "labs/common/python/tutor_lab.py").read_text()
-    states("A08", f"{reps} timed calls", near="What `median_ms` does")
-    states("A08", f"{reps} sorted times (the {reps // 2 + 1}th)", near="the upper of the two middle")
-    states("A08", f"{warmup} warm-up runs, then events around each of {reps} runs", near="`small_kit`, `large_kit`")
+    assert "for (int r = 0; r < 20; ++r)" in LAB_CU and "for _ in range(20):" in LAB_TRITON  # the waited timer
+    states("A08", "20 runs", near="How it used to time")
+    states("A08", f"{warmup} warm-up runs, then {reps} runs", near="`small_kit`, `large_kit`")
+    states("A08", "each of 20 runs", near="`small_kit_waited`")
 
 
 def test_a_set_just_above_the_l2_still_reads_at_an_l2_rate(recs):
@@ -375,9 +386,3 @@ def test_a_set_just_above_the_l2_still_reads_at_an_l2_rate(recs):
     dram = recs["A04/bandwidth/read_2GiB/cuda"]["value"]
     assert just_above > 1.3 * dram
     states("A08", "64 MiB set", near="The sharp step is the model's")
-
-
-def test_the_triton_band_is_the_wider_one(recs):
-    width = {k: (v(recs, "spread_p90", k) - v(recs, "spread_p10", k)) / v(recs, "small_right", k)
-             for k in ("cuda", "triton")}
-    assert width["triton"] > width["cuda"]

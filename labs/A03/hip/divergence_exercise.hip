@@ -96,10 +96,10 @@ void bench(int n) {
   TUTOR_CHECK(hipMalloc(&dout, n * sizeof(float)));
   TUTOR_CHECK(hipMemset(din, 0, n * sizeof(float)));
   const double flops = 2.0 * kSteps * n;
-  float base_ms = tutor::median_ms([&] { launch(kNone, din, dout, n); });
+  float base_ms = tutor::timed_ms([&] { launch(kNone, din, dout, n); });
   const tutor::Ceiling ceiling{"branch-free FMA chain", flops / (base_ms * 1e6), "GFLOP/s"};
   for (const Variant& v : kVariants) {
-    float ms = tutor::median_ms([&] { launch(v.split, din, dout, n); });
+    float ms = tutor::timed_ms([&] { launch(v.split, din, dout, n); });
     tutor::measure("divergence", v.name, "useful_rate", flops / (ms * 1e6), "GFLOP/s", ceiling, 0, ms);
   }
   TUTOR_CHECK(hipFree(din));

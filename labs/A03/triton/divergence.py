@@ -1,12 +1,12 @@
 """A03 divergence in Triton: the two equal-cost paths of the CUDA and HIP labs.
 
-A Triton program has no per-lane branch. A choice per element is tl.where(cond, a, b), and both
-a and b are computed for every element before the choice: its cost is the sum of both paths,
-whatever the mask holds. A real branch exists only on a scalar, the same for the whole program
+A Triton program has no per-lane branch. A choice per element is tl.where(cond, a, b): the source
+asks for both a and b for every element before the choice, and promises nothing cheaper (the
+compiled code may skip part of the work; section 5 measures what it does). A real branch exists only on a scalar, the same for the whole program
 (an `if` on the program id), and that one costs one path.
 
     no_branch    every element takes path A
-    where_lane   tl.where on the parity of the element index: both paths computed everywhere
+    where_lane   tl.where on the parity of the element index: both paths asked for everywhere
     if_program   an `if` on the parity of the program id: one path per program
 
     python labs/A03/triton/divergence.py            check every variant on odd sizes
@@ -44,7 +44,7 @@ def branch_kernel(x_ptr, y_ptr, n, MODE: tl.constexpr, STEPS: tl.constexpr, BLOC
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
     if MODE == 0:  # no_branch
         y = chain(x, 0.9990, 0.0010, STEPS)
-    elif MODE == 1:  # where_lane: both chains run on every element, then the mask picks one
+    elif MODE == 1:  # where_lane: the source asks for both chains on every element, then the mask picks one
         y = tl.where(offs % 2 == 1, chain(x, -0.9980, 0.0020, STEPS), chain(x, 0.9990, 0.0010, STEPS))
     else:  # if_program: one scalar test for the whole program, one chain per program
         if pid % 2 == 1:
@@ -94,10 +94,10 @@ def bench(n: int) -> None:
     x = tutor_lab.rand(n)
     y = torch.empty_like(x)
     flops = 2.0 * STEPS * n
-    base = tutor_lab.median_ms(lambda: run(x, y, "no_branch"))
+    base = tutor_lab.timed_ms(lambda: run(x, y, "no_branch"))
     ceiling = {"name": "branch-free FMA chain", "value": flops / (base * 1e6), "unit": "GFLOP/s"}
     for variant in MODES:
-        ms = tutor_lab.median_ms(lambda: run(x, y, variant))
+        ms = tutor_lab.timed_ms(lambda: run(x, y, variant))
         tutor_lab.measure("divergence", variant, "useful_rate", flops / (ms * 1e6), "GFLOP/s", ceiling, None, ms)
 
 

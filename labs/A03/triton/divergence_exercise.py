@@ -95,10 +95,10 @@ def bench(n: int) -> None:
     x = tutor_lab.rand(n)
     y = torch.empty_like(x)
     flops = 2.0 * STEPS * n
-    base = tutor_lab.median_ms(lambda: run(x, y, "no_branch"))
+    base = tutor_lab.timed_ms(lambda: run(x, y, "no_branch"))
     ceiling = {"name": "branch-free FMA chain", "value": flops / (base * 1e6), "unit": "GFLOP/s"}
     for variant in MODES:
-        ms = tutor_lab.median_ms(lambda: run(x, y, variant))
+        ms = tutor_lab.timed_ms(lambda: run(x, y, variant))
         tutor_lab.measure("divergence", variant, "useful_rate", flops / (ms * 1e6), "GFLOP/s", ceiling, None, ms)
 
 

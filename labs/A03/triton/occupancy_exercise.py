@@ -91,7 +91,7 @@ def bench(n: int) -> None:
         if facts:  # quoted beside the bandwidth: what the compiler chose for this program shape
             print(f'{{"event": "compiled", "lab": "occupancy", "variant": "{variant}", '
                   + ", ".join(f'"{k}": {v}' for k, v in facts.items()) + "}")
-        ms = tutor_lab.median_ms(lambda: copy(x, y, variant))
+        ms = tutor_lab.timed_ms(lambda: copy(x, y, variant))
         tutor_lab.measure("occupancy", variant, "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
 
 

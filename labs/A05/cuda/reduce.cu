@@ -151,12 +151,33 @@ void launch(const std::string& v, const float* in, float* out, float* partial, s
   }
 }
 
+// Integers 0..7 stored as floats, each kept with probability min(1, 2^21 / n), the others 0: every
+// partial sum is an integer below 2^24 (checked), so any order of addition is exact. Up to 2^21
+// elements every value is kept.
+double fill_exact(std::vector<float>& v, uint64_t seed) {
+  tutor::fill_random(v, seed, 0.0f, 8.0f);
+  const double keep = std::min(1.0, std::ldexp(1.0, 21) / (double)v.size());
+  uint64_t h = seed * 0x9E3779B97F4A7C15ull + 1;
+  double total = 0.0;
+  for (float& x : v) {
+    h ^= h << 13, h ^= h >> 7, h ^= h << 17;  // xorshift64: which elements are kept
+    x = (double)(h >> 11) * 0x1.0p-53 < keep ? std::floor(x) : 0.0f;
+    total += x;
+  }
+  if (total >= 0x1.0p24) {
+    std::fprintf(stderr, "reduce: the exact input sums to %.0f, not below 2^24\n", total);
+    std::exit(2);
+  }
+  return total;
+}
+
 // Every variant on fresh inputs of n elements, output poisoned first. Two checks per size:
-//  - integers 0..7 stored as floats: every partial sum is an integer below 2^24, so any order of
-//    addition is exact and the sum must equal the reference bit for bit;
+//  - integers 0..7 stored as floats (fill_exact): every partial sum is an integer below 2^24, so any
+//    order of addition is exact and the sum must equal the reference bit for bit;
 //  - uniform floats in [-1, 1): whatever the order, |sum - exact| <= gamma(n - 1) sum|x_i|, with
 //    gamma(k) = k u / (1 - k u) and u = 2^-24 the unit roundoff of float32, against a float64
-//    reference (plus u |exact| for rounding that reference to float32).
+//    reference (plus u |exact| for rounding that reference to float32). The bound means something
+//    only while (n - 1) u is well below 1: above 2^23 elements, the exact check alone.
 void verify(size_t n, uint64_t seed) {
   std::vector<float> in(n);
   float *din, *dout, *dpartial;
@@ -164,16 +185,16 @@ void verify(size_t n, uint64_t seed) {
   tutor::guarded_malloc(&dout, 1, "sum");
   tutor::guarded_malloc(&dpartial, (size_t)sm_count() * kBlocksPerSM, "partial");
   const std::string size = std::to_string(n);
-  for (int integers = 1; integers >= 0; --integers) {
-    tutor::fill_random(in, seed, integers ? 0.0f : -1.0f, integers ? 8.0f : 1.0f);
+  const double u = std::ldexp(1.0, -24), ku = (double)(n - 1) * u;
+  for (int integers = 1; integers >= (ku < 0.5 ? 0 : 1); --integers) {
     double exact = 0.0, magnitude = 0.0;
-    for (float& x : in) {
-      if (integers) x = std::floor(x);
-      exact += x;
-      magnitude += std::fabs(x);
+    if (integers) {
+      exact = magnitude = fill_exact(in, seed);
+    } else {
+      tutor::fill_random(in, seed, -1.0f, 1.0f);
+      for (float x : in) exact += x, magnitude += std::fabs(x);
     }
     const float ref = (float)exact;
-    const double u = std::ldexp(1.0, -24), ku = (double)(n - 1) * u;
     const double tol = integers ? 0.0 : ku / (1.0 - ku) * magnitude + u * std::fabs(exact);
     TUTOR_CHECK(cudaMemcpy(din, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     for (const char* v : kVariants) {
@@ -204,12 +225,18 @@ void count_line(const char* variant, int distinct, int runs) {
 }
 
 // GB/s read by every variant (4 bytes an element, read once) beside the copy ceiling (bytes read
-// plus bytes written per second), then the order experiment: 20 runs of vec_grid and of two_pass
-// on the same random input, counting the distinct bit patterns of the result.
-void bench(size_t n, size_t n_atomic) {
+// plus bytes written per second). The timed input is fill_exact's (the values do not change the
+// speed), so each variant's result on the bench's own buffers and grid is then checked bit for bit:
+// two_pass overwrites *out, so what its timed runs left is checked as it is; the atomic variants
+// keep adding to *out, so they run once more from zero first. Then the order experiment: 20 runs
+// of vec_grid and of two_pass on one random input, counting the distinct bit patterns of the result.
+void bench(size_t n, size_t n_atomic, uint64_t seed) {
   const size_t bytes = n * sizeof(float);
   std::vector<float> in(n);
-  tutor::fill_random(in, 1);
+  const size_t head = std::min(n, n_atomic);  // atomic_each's share of the input
+  const float total = (float)fill_exact(in, seed);
+  double head_total = 0.0;
+  for (size_t i = 0; i < head; ++i) head_total += in[i];
   float *din, *dout, *dpartial;
   TUTOR_CHECK(cudaMalloc(&din, bytes));
   TUTOR_CHECK(cudaMalloc(&dout, sizeof(float)));
@@ -218,10 +245,22 @@ void bench(size_t n, size_t n_atomic) {
   const tutor::Ceiling ceiling = tutor::copy_ceiling(bytes);
   for (const char* v : kVariants) {
     // One atomic per element on one address is slow: it is timed on the first n_atomic elements.
-    const size_t m = std::string(v) == "atomic_each" ? std::min(n, n_atomic) : n;
-    float ms = tutor::median_ms([&] { launch(v, din, dout, dpartial, m); });  // *out keeps adding up
+    const size_t m = std::string(v) == "atomic_each" ? head : n;
+    TUTOR_CHECK(cudaMemset(dout, 0xFF, sizeof(float)));  // poisoned: a variant that writes nothing fails
+    float ms = tutor::timed_ms([&] { launch(v, din, dout, dpartial, m); });  // *out keeps adding up
     tutor::measure("reduce", v, "bandwidth", tutor::gbps(4.0 * m, ms), "GB/s", ceiling, 4.0 * m, ms);
+    if (uses_atomics(v)) {
+      TUTOR_CHECK(cudaMemset(dout, 0, sizeof(float)));
+      launch(v, din, dout, dpartial, m);
+      TUTOR_CHECK_LAUNCH();
+    }
+    float got;
+    TUTOR_CHECK(cudaMemcpy(&got, dout, sizeof(float), cudaMemcpyDeviceToHost));
+    const float want = m == n ? total : (float)head_total;
+    tutor::check_close("reduce", (std::string(v) + "_bench").c_str(), std::to_string(m), &got, &want, 1, seed, 0, 0);
   }
+  tutor::fill_random(in, 1);
+  TUTOR_CHECK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
   const int runs = 20;
   for (const char* v : {"vec_grid", "two_pass"}) {
     std::vector<uint32_t> seen;
@@ -242,10 +281,14 @@ void bench(size_t n, size_t n_atomic) {
 
 int main(int argc, char** argv) {
   tutor::Args args = tutor::parse_args(argc, argv);
-  std::vector<size_t> sizes = {1, 7, 1000, 4097, 65536, 100003, (1u << 20) + 7, 1u << 21};
+  // 2^24 + 3: above 2^24 and not a multiple of the block or of 4; vec_grid and two_pass use their
+  // full grid (132 x 8 blocks on an H200 from 4,325,376 elements on) and each thread's main loop
+  // runs several rounds.
+  std::vector<size_t> sizes = {1, 7, 1000, 4097, 65536, 100003, (1u << 20) + 7, 1u << 21, (1u << 24) + 3};
   if (args.quick) sizes = {1, 7, 1000, 4097, 100003};
   for (size_t n : sizes) verify(n, args.seed);
   if (args.bench)
-    bench((size_t)tutor::arg_int(args, "--n", 1ll << 28), (size_t)tutor::arg_int(args, "--n-atomic", 1ll << 24));
+    bench((size_t)tutor::arg_int(args, "--n", 1ll << 28), (size_t)tutor::arg_int(args, "--n-atomic", 1ll << 24),
+          args.seed);
   return tutor::finish("reduce");
 }

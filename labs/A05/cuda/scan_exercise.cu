@@ -20,6 +20,8 @@ __device__ float shfl_xor(float v, int d) { return __shfl_xor_sync(0xffffffffu, 
 __device__ lane_mask lane_ballot(bool p) { return __ballot_sync(0xffffffffu, p); }  // vendor-specific
 __device__ bool lane_any(bool p) { return __any_sync(0xffffffffu, p); }  // vendor-specific
 __device__ int lowest_lane(lane_mask m) { return __ffs(m) - 1; }  // vendor-specific
+// A pause of about 256 ns (AMD: 8 x 64 cycles) between two polls of the look-back window.
+__device__ void back_off() { __nanosleep(256); }  // vendor-specific
 
 // Every lane gets the sum of all lanes (a butterfly: log2(lanes) steps).
 __device__ float warp_allsum(float v) {
@@ -163,25 +165,15 @@ __device__ void publish(unsigned long long* word, unsigned long long status, flo
   *reinterpret_cast<volatile unsigned long long*>(word) = pack(status, value);
 }
 
-// state[0] counts the tiles handed out; state[1 + t] is tile t's word. All zero before the launch.
-// The tile a block scans is the order it arrived in (an atomic counter), not blockIdx.x: every tile
-// it waits for was handed to a block that is already running, so the wait always ends. With
-// blockIdx.x, resident blocks could all be spinning on a tile whose block has not been scheduled.
-__global__ void __launch_bounds__(kThreads) scan_lookback(const float* in, float* out, size_t n,
-                                                          unsigned long long* state) {
-  __shared__ unsigned long long s_tile;
+// Warp 0 finds the sum of every tile before `tile` (lane l reads tile - 1 - l, a window of one word
+// per lane), publishes the tile's inclusive prefix, and returns that sum to every thread of the
+// block. Every thread must call it. kBackOff: a lane whose window still holds a word with nothing
+// in it sleeps before it reads again, as CUB's look-back does, so the polls of the waiting warps
+// leave the L2 to the loads and stores of the tiles that are still moving data.
+template <bool kBackOff>
+__device__ float look_back(unsigned long long* word, unsigned long long tile, float total) {
   __shared__ float s_before;
-  // TODO 1: s_tile is this block's tile: the number of blocks that took a tile before it (state[0]
-  //         counts them), so that every tile a block waits for belongs to a block already running.
-  if (threadIdx.x == 0) s_tile = blockIdx.x;
-  __syncthreads();
-  const unsigned long long tile = s_tile;
-  unsigned long long* word = state + 1;
-  float4 v[kChunks];
-  const size_t base = tile * kTile;
-  load_tile(in, base, n, v);
-  const float total = scan_tile(v);
-  if (threadIdx.x < tutor::kWarpSize) {  // warp 0 looks back, one predecessor per lane
+  if (threadIdx.x < tutor::kWarpSize) {
     const int lane = threadIdx.x;
     float before = 0.0f;
     if (tile == 0) {
@@ -192,9 +184,11 @@ __global__ void __launch_bounds__(kThreads) scan_lookback(const float* in, float
       while (true) {
         const long long t = last - lane;
         unsigned long long w = pack(kPrefix, 0.0f);              // before tile 0: a prefix of 0
-        do {
+        while (true) {                                           // wait for the whole window
           if (t >= 0) w = *reinterpret_cast<volatile unsigned long long*>(&word[t]);
-        } while (lane_any((w >> 32) == kInvalid));               // wait for the whole window
+          if (!lane_any((w >> 32) == kInvalid)) break;
+          if (kBackOff) back_off();
+        }
         // TODO 2: add to before the value of every lane up to the nearest predecessor that published an
         //         inclusive prefix (that one included), then stop; if the window holds only
         //         aggregates, add them all and look further back.
@@ -206,13 +200,88 @@ __global__ void __launch_bounds__(kThreads) scan_lookback(const float* in, float
     if (lane == 0) s_before = before;
   }
   __syncthreads();
-  store_tile(out, base, n, v, s_before);
+  return s_before;  // rewritten only after the next tile's scan_tile, whose barriers every thread passes
+}
+
+// state[0] counts the tiles handed out; state[1 + t] is tile t's word. All zero before the launch.
+// The tile a block scans is the order it arrived in (an atomic counter), not blockIdx.x: every tile
+// it waits for was handed to a block that is already running, so the wait always ends. With
+// blockIdx.x, resident blocks could all be spinning on a tile whose block has not been scheduled.
+// One block per tile: it takes its ticket, loads, scans, looks back, stores, and ends.
+template <bool kBackOff>
+__global__ void __launch_bounds__(kThreads) scan_lookback(const float* in, float* out, size_t n,
+                                                          unsigned long long* state) {
+  __shared__ unsigned long long s_tile;
+  // TODO 1: s_tile is this block's tile: the number of blocks that took a tile before it (state[0]
+  //         counts them), so that every tile a block waits for belongs to a block already running.
+  if (threadIdx.x == 0) s_tile = blockIdx.x;
+  __syncthreads();
+  const unsigned long long tile = s_tile;
+  float4 v[kChunks];
+  const size_t base = tile * kTile;
+  load_tile(in, base, n, v);
+  const float total = scan_tile(v);
+  const float before = look_back<kBackOff>(state + 1, tile, total);
+  store_tile(out, base, n, v, before);
+}
+
+// Persistent: as many blocks as fit on the GPU at once, each taking tickets until they run out. A
+// block takes the ticket of its next tile and issues that tile's loads before it looks back for the
+// current one, so its loads stay in flight while warp 0 waits, and no block's slot on the SM sits
+// idle between the end of one tile and the start of the next. Every block takes one ticket past
+// the last tile (the one that ends its loop): state[0] ends at tiles + blocks. The wait still always
+// ends: the lowest unfinished tile belongs to a running block whose earlier tiles are all done.
+template <bool kBackOff>
+__global__ void __launch_bounds__(kThreads) scan_lookback_persistent(const float* in, float* out, size_t n,
+                                                                     unsigned long long* state) {
+  __shared__ unsigned long long s_tile;
+  const unsigned long long count = (n + kTile - 1) / kTile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(&state[0], 1ull);
+  __syncthreads();
+  unsigned long long tile = s_tile;
+  float4 v[kChunks], next[kChunks];
+  if (tile < count) load_tile(in, tile * kTile, n, v);
+  while (tile < count) {
+    __syncthreads();                                               // every thread has read s_tile
+    if (threadIdx.x == 0) s_tile = atomicAdd(&state[0], 1ull);     // the next tile's ticket
+    const float total = scan_tile(v);                              // its barriers publish s_tile
+    const unsigned long long following = s_tile;
+    if (following < count) load_tile(in, following * kTile, n, next);  // in flight during the look-back
+    const float before = look_back<kBackOff>(state + 1, tile, total);
+    store_tile(out, tile * kTile, n, v, before);
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) v[k] = next[k];
+    tile = following;
+  }
 }
 
 // ---------------------------------------------------------------- driver
-const char* const kVariants[] = {"reduce_then_scan", "lookback"};
+const char* const kVariants[] = {"reduce_then_scan", "lookback", "lookback_backoff", "lookback_persistent",
+                                 "lookback_persistent_backoff"};
 
 unsigned tiles(size_t n) { return (unsigned)((n + kTile - 1) / kTile); }
+bool persistent(const std::string& v) { return v.rfind("lookback_persistent", 0) == 0; }
+
+// The persistent grid: as many blocks as the SMs hold at once, fewer if n has fewer tiles.
+template <bool kBackOff>
+unsigned persistent_blocks(size_t n) {
+  static unsigned resident = 0;
+  if (!resident) {
+    int sms = 0, per_sm = 0;
+    TUTOR_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    TUTOR_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_lookback_persistent<kBackOff>,
+                                                               kThreads, 0));
+    resident = (unsigned)(sms * std::max(1, per_sm));
+  }
+  return std::max(1u, std::min(resident, tiles(n)));
+}
+
+// How many blocks a variant launches (reduce_then_scan: its scan_add pass).
+unsigned grid(const std::string& v, size_t n) {
+  if (v == "lookback_persistent") return persistent_blocks<false>(n);
+  if (v == "lookback_persistent_backoff") return persistent_blocks<true>(n);
+  return tiles(n);
+}
 
 // totals: one float per tile; state: one word per tile plus the counter.
 void launch(const std::string& v, const float* in, float* out, size_t n, float* totals,
@@ -221,18 +290,63 @@ void launch(const std::string& v, const float* in, float* out, size_t n, float* 
     tile_totals<<<tiles(n), kThreads>>>(in, totals, n);
     scan_totals<<<1, kThreads>>>(totals, tiles(n));
     scan_add<<<tiles(n), kThreads>>>(in, out, n, totals);
-  } else {
-    TUTOR_CHECK(cudaMemsetAsync(state, 0, (tiles(n) + 1) * sizeof(unsigned long long)));
-    scan_lookback<<<tiles(n), kThreads>>>(in, out, n, state);
+    return;
+  }
+  TUTOR_CHECK(cudaMemsetAsync(state, 0, (tiles(n) + 1) * sizeof(unsigned long long)));
+  if (v == "lookback")
+    scan_lookback<false><<<tiles(n), kThreads>>>(in, out, n, state);
+  else if (v == "lookback_backoff")
+    scan_lookback<true><<<tiles(n), kThreads>>>(in, out, n, state);
+  else if (v == "lookback_persistent")
+    scan_lookback_persistent<false><<<grid(v, n), kThreads>>>(in, out, n, state);
+  else
+    scan_lookback_persistent<true><<<grid(v, n), kThreads>>>(in, out, n, state);
+}
+
+// Integers 0..7 stored as floats, each kept with probability min(1, 2^21 / n), the others 0: every
+// partial sum is an integer below 2^24 (checked), so any order of addition is exact. Up to 2^21
+// elements every value is kept.
+void fill_exact(std::vector<float>& v, uint64_t seed) {
+  tutor::fill_random(v, seed, 0.0f, 8.0f);
+  const double keep = std::min(1.0, std::ldexp(1.0, 21) / (double)v.size());
+  uint64_t h = seed * 0x9E3779B97F4A7C15ull + 1;
+  double total = 0.0;
+  for (float& x : v) {
+    h ^= h << 13, h ^= h >> 7, h ^= h << 17;  // xorshift64: which elements are kept
+    x = (double)(h >> 11) * 0x1.0p-53 < keep ? std::floor(x) : 0.0f;
+    total += x;
+  }
+  if (total >= 0x1.0p24) {
+    std::fprintf(stderr, "scan: the exact input sums to %.0f, not below 2^24\n", total);
+    std::exit(2);
   }
 }
 
-// Both variants on fresh inputs, output poisoned first. Two checks per size:
-//  - integers 0..7 stored as floats: every partial sum is an integer below 2^24, so the scan is exact
-//    in any order of addition and must equal the reference bit for bit;
+// The ticket counter after a look-back launch: one ticket per tile, plus one per block that found
+// the tickets used up (persistent). A count that ends elsewhere means a tile was taken twice, or
+// skipped, or not by ticket. Checked on the host as a one-element check.
+void check_tickets(const std::string& v, const std::string& label, const std::string& size, size_t n,
+                   const unsigned long long* dstate, uint64_t seed) {
+  unsigned long long count;
+  TUTOR_CHECK(cudaMemcpy(&count, dstate, sizeof count, cudaMemcpyDeviceToHost));
+  const float got = (float)count, want = (float)(tiles(n) + (persistent(v) ? grid(v, n) : 0));
+  tutor::check_close("scan", (label + "_tickets").c_str(), size, &got, &want, 1, seed, 0, 0);
+}
+
+// The inclusive scan of in, in float64, rounded to float32.
+void reference(const std::vector<float>& in, std::vector<float>& ref) {
+  double run = 0.0;
+  for (size_t i = 0; i < in.size(); ++i) ref[i] = (float)(run += in[i]);
+}
+
+// Every variant on fresh inputs, output poisoned first. Two checks per size:
+//  - integers 0..7 stored as floats (fill_exact): every partial sum is an integer below 2^24, so the
+//    scan is exact in any order of addition and must equal the reference bit for bit;
 //  - uniform floats in [0, 1): out[i] sums i + 1 nonnegative terms, so whatever the order
 //    |out[i] - exact[i]| <= gamma(i) exact[i], gamma(k) = k u / (1 - k u), u = 2^-24: a relative
-//    tolerance gamma(n - 1), plus u for rounding the float64 reference to float32.
+//    tolerance gamma(n - 1), plus u for rounding the float64 reference to float32. The bound means
+//    something only while (n - 1) u is well below 1: above 2^23 elements, the exact check alone.
+// After each look-back variant, its ticket counter (check_tickets).
 void verify(size_t n, uint64_t seed) {
   std::vector<float> in(n), out(n), ref(n);
   float *din, *dout, *dtotals;
@@ -242,15 +356,11 @@ void verify(size_t n, uint64_t seed) {
   tutor::guarded_malloc(&dtotals, tiles(n), "totals");
   tutor::guarded_malloc(&dstate, tiles(n) + 1, "state");
   const std::string size = std::to_string(n);
-  for (int integers = 1; integers >= 0; --integers) {
-    tutor::fill_random(in, seed, 0.0f, integers ? 8.0f : 1.0f);
-    double run = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-      if (integers) in[i] = std::floor(in[i]);
-      run += in[i];
-      ref[i] = (float)run;
-    }
-    const double u = std::ldexp(1.0, -24), ku = (double)(n - 1) * u;
+  const double u = std::ldexp(1.0, -24), ku = (double)(n - 1) * u;
+  for (int integers = 1; integers >= (ku < 0.5 ? 0 : 1); --integers) {
+    if (integers) fill_exact(in, seed);
+    else tutor::fill_random(in, seed, 0.0f, 1.0f);
+    reference(in, ref);
     const double rtol = integers ? 0.0 : ku / (1.0 - ku) + u;
     TUTOR_CHECK(cudaMemcpy(din, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     for (const char* v : kVariants) {
@@ -260,6 +370,7 @@ void verify(size_t n, uint64_t seed) {
       TUTOR_CHECK(cudaMemcpy(out.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost));
       const std::string name = std::string(v) + (integers ? "" : "_float");
       tutor::check_close("scan", name.c_str(), size, out.data(), ref.data(), n, seed, 0, rtol);
+      if (std::string(v) != "reduce_then_scan") check_tickets(v, name, size, n, dstate, seed);
     }
   }
   tutor::guarded_free(din);
@@ -269,20 +380,31 @@ void verify(size_t n, uint64_t seed) {
 }
 
 // GB/s of each variant, counting the 2n bytes a scan must move (read once, write once), beside the
-// copy ceiling, which moves the same 2n bytes.
-void bench(size_t n) {
+// copy ceiling, which moves the same 2n bytes. The input is fill_exact's: the values do not change
+// the speed, and the output the timed runs leave behind (each run rewrites all of it) is then
+// checked bit for bit, with the ticket counter of the last run.
+void bench(size_t n, uint64_t seed) {
   const size_t bytes = n * sizeof(float);
+  std::vector<float> in(n), out(n), ref(n);
+  fill_exact(in, seed);
+  reference(in, ref);
   float *din, *dout, *dtotals;
   unsigned long long* dstate;
   TUTOR_CHECK(cudaMalloc(&din, bytes));
   TUTOR_CHECK(cudaMalloc(&dout, bytes));
   TUTOR_CHECK(cudaMalloc(&dtotals, tiles(n) * sizeof(float)));
   TUTOR_CHECK(cudaMalloc(&dstate, (tiles(n) + 1) * sizeof(unsigned long long)));
-  TUTOR_CHECK(cudaMemset(din, 0, bytes));  // the values do not change the speed
+  TUTOR_CHECK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
   const tutor::Ceiling ceiling = tutor::copy_ceiling(bytes);
+  const std::string size = std::to_string(n);
   for (const char* v : kVariants) {
-    float ms = tutor::median_ms([&] { launch(v, din, dout, n, dtotals, dstate); });
+    TUTOR_CHECK(cudaMemset(dout, 0xFF, bytes));  // poisoned: the check sees only what the timed runs wrote
+    float ms = tutor::timed_ms([&] { launch(v, din, dout, n, dtotals, dstate); });
     tutor::measure("scan", v, "bandwidth", tutor::gbps(2.0 * bytes, ms), "GB/s", ceiling, 2.0 * bytes, ms);
+    TUTOR_CHECK(cudaMemcpy(out.data(), dout, bytes, cudaMemcpyDeviceToHost));
+    const std::string name = std::string(v) + "_bench";
+    tutor::check_close("scan", name.c_str(), size, out.data(), ref.data(), n, seed, 0, 0);
+    if (std::string(v) != "reduce_then_scan") check_tickets(v, name, size, n, dstate, seed);
   }
   TUTOR_CHECK(cudaFree(din));
   TUTOR_CHECK(cudaFree(dout));
@@ -292,9 +414,11 @@ void bench(size_t n) {
 
 int main(int argc, char** argv) {
   tutor::Args args = tutor::parse_args(argc, argv);
-  std::vector<size_t> sizes = {1, 7, 1000, 4096, 4097, 100003, (1u << 20) + 7, (1u << 21) - 1};
+  // 2^25 + 4099: above 2^24, not a multiple of the tile or of 4, and 8,194 tiles: scan_totals carries
+  // across its 4,096-element chunks, and every persistent block scans several tiles.
+  std::vector<size_t> sizes = {1, 7, 1000, 4096, 4097, 100003, (1u << 20) + 7, (1u << 21) - 1, (1u << 25) + 4099};
   if (args.quick) sizes = {1, 7, 1000, 4097, 100003};
   for (size_t n : sizes) verify(n, args.seed);
-  if (args.bench) bench((size_t)tutor::arg_int(args, "--n", 1ll << 28));
+  if (args.bench) bench((size_t)tutor::arg_int(args, "--n", 1ll << 28), args.seed);
   return tutor::finish("scan");
 }

@@ -65,8 +65,10 @@ CONFIGS = {
 # 256 KiB of them per SM, with 1,024 or 2,048 threads.
 CANDIDATES = {
     "atomic": [dict(BLOCK=8192, num_warps=8), dict(BLOCK=16384, num_warps=8), dict(BLOCK=16384, num_warps=16),
-               dict(BLOCK=32768, num_warps=16)],
-    "two_pass": [dict(BLOCK=2048, num_warps=4, per_sm=8), dict(BLOCK=2048, num_warps=4, per_sm=16),
+               dict(BLOCK=32768, num_warps=16), dict(BLOCK=32768, num_warps=32), dict(BLOCK=65536, num_warps=16),
+               dict(BLOCK=65536, num_warps=32)],
+    "two_pass": [dict(BLOCK=1024, num_warps=2, per_sm=32), dict(BLOCK=2048, num_warps=4, per_sm=8),
+                 dict(BLOCK=2048, num_warps=4, per_sm=16), dict(BLOCK=2048, num_warps=8, per_sm=8),
                  dict(BLOCK=4096, num_warps=4, per_sm=8), dict(BLOCK=4096, num_warps=8, per_sm=8),
                  dict(BLOCK=4096, num_warps=4, per_sm=16)],
 }
@@ -82,7 +84,7 @@ def programs(n: int, cfg: dict) -> int:
 def reduce(x: torch.Tensor, out: torch.Tensor, partial: torch.Tensor, variant: str) -> None:
     """out[0] = sum of x. atomic adds to out, so the caller zeroes it first."""
     n = x.numel()
-    assert n + 2 * 16384 < 2**31, "32-bit offsets"
+    assert n + 2 * 65536 < 2**31, "32-bit offsets"
     cfg = CONFIGS[variant]
     if variant == "atomic":
         sum_atomic_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](x, out, n, BLOCK=cfg["BLOCK"], num_warps=cfg["num_warps"])
@@ -96,17 +98,28 @@ def max_programs() -> int:
     return max(programs(2**31 - 1, cfg) for cfg in CANDIDATES["two_pass"])
 
 
+def exact_input(n: int, guarded: bool = True) -> torch.Tensor:
+    """Integers 0..7 as floats, each kept with probability min(1, 2^21 / n), the others 0: every partial
+    sum is an integer below 2^24 (checked), so any order of addition is exact. Up to 2^21 elements
+    every value is kept."""
+    x = tutor_lab.rand(n, lo=0.0, hi=8.0) if guarded else torch.rand(n, device=tutor_lab.DEVICE) * 8.0
+    x.floor_()
+    if n > 2**21:
+        x.mul_(torch.rand(n, device=x.device) < 2**21 / n)
+    assert float(x.double().sum()) < 2**24, "the exact input must sum to less than 2^24"
+    return x
+
+
 def verify(n: int, seed: int) -> None:
-    """Two inputs per size. Integers 0..7 as floats: every partial sum is an integer below 2^24, so
-    any order is exact and the sum must match bit for bit. Uniform floats in [-1, 1): whatever the
-    order, |sum - exact| <= gamma(n - 1) * sum |x_i|, gamma(k) = k u / (1 - k u), u = 2^-24."""
+    """Two inputs per size. Integers 0..7 as floats (exact_input): every partial sum is an integer below
+    2^24, so any order is exact and the sum must match bit for bit. Uniform floats in [-1, 1): whatever
+    the order, |sum - exact| <= gamma(n - 1) * sum |x_i|, gamma(k) = k u / (1 - k u), u = 2^-24; the
+    bound means something only while (n - 1) u is well below 1: above 2^23 elements, the exact check alone."""
     u = 2.0**-24
-    for integers in (True, False):
-        x = tutor_lab.rand(n, lo=0.0, hi=8.0) if integers else tutor_lab.rand(n)
-        if integers:
-            x.floor_()
+    ku = (n - 1) * u
+    for integers in (True, False) if ku < 0.5 else (True,):
+        x = exact_input(n) if integers else tutor_lab.rand(n)
         exact = x.double().sum()
-        ku = (n - 1) * u
         tol = 0.0 if integers else ku / (1 - ku) * float(x.double().abs().sum()) + u * abs(float(exact))
         ref = exact.float().reshape(1)
         partial = tutor_lab.output(max_programs(), name="partial")
@@ -129,9 +142,28 @@ def distinct(x: torch.Tensor, out: torch.Tensor, partial: torch.Tensor, variant:
     return len(seen)
 
 
-def bench(n: int) -> None:
-    # Each element is read once: 4 bytes. The copy ceiling counts bytes read + written per second.
-    x = tutor_lab.rand(n)
+def timed(x: torch.Tensor, out: torch.Tensor, partial: torch.Tensor, variant: str, name: str, ref: torch.Tensor,
+          ceiling: dict, seed: int) -> float:
+    """Times one variant on the bench's buffers, records its rate, and checks its result bit for bit:
+    two_pass overwrites out, so what the timed runs left is checked as it is; atomic keeps adding to out,
+    so it runs once more from zero first. Returns the median milliseconds."""
+    n = x.numel()
+    out.fill_(float("nan"))  # a variant that writes nothing fails
+    ms = tutor_lab.timed_ms(lambda: reduce(x, out, partial, variant))  # atomic: out keeps adding up
+    tutor_lab.measure("reduce", name, "bandwidth", tutor_lab.gbps(4 * n, ms), "GB/s",
+                      ceiling, 4 * n, ms)
+    if variant == "atomic":
+        out.zero_()
+        reduce(x, out, partial, variant)
+    tutor_lab.check("reduce", name + "_bench", str(n), out, ref, seed)
+    return ms
+
+
+def bench(n: int, seed: int) -> None:
+    # Each element is read once: 4 bytes. The copy ceiling counts bytes read + written per second. The timed
+    # input is exact_input's (the values do not change the speed), so every timed result is checked exactly.
+    x = exact_input(n, guarded=False)
+    ref = x.double().sum().float().reshape(1)
     out = torch.zeros(1, device=tutor_lab.DEVICE)
     partial = torch.empty(max_programs(), device=tutor_lab.DEVICE)
     ceiling = tutor_lab.copy_ceiling(4 * n)
@@ -140,18 +172,17 @@ def bench(n: int) -> None:
         timings = []
         for cfg in cands:
             CONFIGS[variant] = cfg
-            ms = tutor_lab.median_ms(lambda: reduce(x, out, partial, variant))  # out keeps adding up
-            timings.append((ms, cfg))
             name = f"{variant}_b{cfg['BLOCK']}_w{cfg['num_warps']}" + (f"_p{cfg['per_sm']}" if "per_sm" in cfg else "")
-            tutor_lab.measure("reduce", name, "bandwidth",
-                              tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
+            timings.append((timed(x, out, partial, variant, name, ref, ceiling, seed), cfg))
         CONFIGS[variant] = min(timings, key=lambda t: t[0])[1]
         print(f"{variant}: best {CONFIGS[variant]}", file=sys.stderr)
     for variant in CONFIGS:
-        ms = tutor_lab.median_ms(lambda: reduce(x, out, partial, variant))
-        tutor_lab.measure("reduce", variant, "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
-    ms = tutor_lab.median_ms(lambda: torch.sum(x))
+        timed(x, out, partial, variant, variant, ref, ceiling, seed)
+    total = torch.empty(1, device=tutor_lab.DEVICE)
+    ms = tutor_lab.timed_ms(lambda: torch.sum(x, dim=0, keepdim=True, out=total))
     tutor_lab.measure("reduce", "torch_sum", "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
+    tutor_lab.check("reduce", "torch_sum_bench", str(n), total, ref, seed)
+    x = tutor_lab.rand(n)  # the order experiment needs values whose sum rounds
     runs = 20
     for variant in CONFIGS:  # a count, not a rate: kind "counter", no ceiling
         tutor_lab.emit({"event": "measure", "lab": "reduce", "variant": f"distinct_{variant}",
@@ -165,13 +196,15 @@ def main() -> int:
         p.add_argument("--n", type=int, default=2**28)
 
     args = tutor_lab.parse_args(extra=extra)
-    sizes = [1, 7, 1000, 4097, 100003, 2**20 + 7, 2**21]
+    # 2**24 + 3: above 2^24, not a multiple of any BLOCK; two_pass uses its full grid, several steps per program
+    sizes = [1, 7, 1000, 4097, 100003, 2**20 + 7, 2**21, 2**24 + 3]
     if args.quick:
-        sizes = [1, 7, 1000, 8193, 20011]
+        # 100003: on a CPU two_pass runs 16 programs of 4,096, so at this size some programs walk a second block
+        sizes = [1, 7, 1000, 8193, 20011, 100003]
     for n in sizes:
         verify(n, args.seed)
     if args.bench:
-        bench(args.n)
+        bench(args.n, args.seed)
     return tutor_lab.finish("reduce")
 
 

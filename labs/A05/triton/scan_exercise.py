@@ -124,19 +124,38 @@ def workspace(n: int, guarded: bool) -> torch.Tensor:
     return torch.empty(count, dtype=torch.int64, device=tutor_lab.DEVICE)
 
 
+def exact_input(n: int, guarded: bool = True) -> torch.Tensor:
+    """Integers 0..7 as floats, each kept with probability min(1, 2^21 / n), the others 0: every partial
+    sum is an integer below 2^24 (checked), so any order of addition is exact. Up to 2^21 elements
+    every value is kept."""
+    x = tutor_lab.rand(n, lo=0.0, hi=8.0) if guarded else torch.rand(n, device=tutor_lab.DEVICE) * 8.0
+    x.floor_()
+    if n > 2**21:
+        x.mul_(torch.rand(n, device=x.device) < 2**21 / n)
+    assert float(x.double().sum()) < 2**24, "the exact input must sum to less than 2^24"
+    return x
+
+
+def check_tickets(work: torch.Tensor, n: int, name: str, seed: int) -> None:
+    """After a look-back launch the counter in state[0] has handed out one ticket per tile: a count that
+    ends elsewhere means a tile was taken twice, skipped, or not taken by ticket."""
+    tiles = triton.cdiv(n, CONFIGS["lookback"]["BLOCK"])
+    tutor_lab.check("scan", name + "_tickets", str(n), work[:1].double(),
+                    torch.tensor([float(tiles)], dtype=torch.float64), seed)
+
+
 def verify(n: int, seed: int) -> None:
-    """Two inputs per size. Integers 0..7 as floats: every partial sum is an integer below 2^24, so any
-    order is exact and the scan must match bit for bit. Uniform floats in [0, 1): y[i] sums i + 1
-    nonnegative terms, so whatever the order |y[i] - exact[i]| <= gamma(i) exact[i], with
+    """Two inputs per size. Integers 0..7 as floats (exact_input): every partial sum is an integer below
+    2^24, so any order is exact and the scan must match bit for bit. Uniform floats in [0, 1): y[i] sums
+    i + 1 nonnegative terms, so whatever the order |y[i] - exact[i]| <= gamma(i) exact[i], with
     gamma(k) = k u / (1 - k u) and u = 2^-24: a relative tolerance gamma(n - 1), plus u for rounding
-    the float64 reference to float32."""
+    the float64 reference to float32; the bound means something only while (n - 1) u is well below 1:
+    above 2^23 elements, the exact check alone. After lookback, its ticket counter (check_tickets)."""
     u = 2.0**-24
-    for integers in (True, False):
-        x = tutor_lab.rand(n, lo=0.0, hi=8.0 if integers else 1.0)
-        if integers:
-            x.floor_()
+    ku = (n - 1) * u
+    for integers in (True, False) if ku < 0.5 else (True,):
+        x = exact_input(n) if integers else tutor_lab.rand(n, lo=0.0, hi=1.0)
         ref = torch.cumsum(x.double(), dim=0).float()
-        ku = (n - 1) * u
         rtol = 0.0 if integers else ku / (1 - ku) + u
         work = workspace(n, guarded=True)
         for variant in CONFIGS:
@@ -144,11 +163,29 @@ def verify(n: int, seed: int) -> None:
             scan(x, y, work, variant)
             name = variant + ("" if integers else "_float")
             tutor_lab.check("scan", name, str(n), y, ref, seed, rtol=rtol)
+            if variant == "lookback":
+                check_tickets(work, n, name, seed)
 
 
-def bench(n: int) -> None:
+def timed(x: torch.Tensor, y: torch.Tensor, work: torch.Tensor, variant: str, name: str, ref: torch.Tensor,
+          ceiling: dict, seed: int) -> float:
+    """Times one variant on the bench's buffers, records its rate, then checks what the timed runs left in y
+    (each run rewrites all of it) bit for bit, and lookback's ticket counter. Returns the median ms."""
+    n = x.numel()
+    y.fill_(float("nan"))  # a variant that writes nothing fails
+    ms = tutor_lab.timed_ms(lambda: scan(x, y, work, variant))
+    tutor_lab.measure("scan", name, "bandwidth", tutor_lab.gbps(8 * n, ms), "GB/s", ceiling, 8 * n, ms)
+    tutor_lab.check("scan", name + "_bench", str(n), y, ref, seed)
+    if variant == "lookback":
+        check_tickets(work, n, name + "_bench", seed)
+    return ms
+
+
+def bench(n: int, seed: int) -> None:
     # A scan must read each element once and write it once: 8 bytes, the same as the copy ceiling moves.
-    x = tutor_lab.rand(n)
+    # The timed input is exact_input's (the values do not change the speed): every timed result is checked.
+    x = exact_input(n, guarded=False)
+    ref = torch.cumsum(x.double(), dim=0).float()
     y = torch.empty(n, device=tutor_lab.DEVICE)
     work = workspace(n, guarded=False)
     ceiling = tutor_lab.copy_ceiling(4 * n)
@@ -157,17 +194,16 @@ def bench(n: int) -> None:
         timings = []
         for cfg in cands:
             CONFIGS[variant] = cfg
-            ms = tutor_lab.median_ms(lambda: scan(x, y, work, variant))
-            timings.append((ms, cfg))
-            tutor_lab.measure("scan", f"{variant}_b{cfg['BLOCK']}_w{cfg['num_warps']}", "bandwidth",
-                              tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
+            name = f"{variant}_b{cfg['BLOCK']}_w{cfg['num_warps']}"
+            timings.append((timed(x, y, work, variant, name, ref, ceiling, seed), cfg))
         CONFIGS[variant] = min(timings, key=lambda t: t[0])[1]
         print(f"{variant}: best {CONFIGS[variant]}", file=sys.stderr)
     for variant in CONFIGS:
-        ms = tutor_lab.median_ms(lambda: scan(x, y, work, variant))
-        tutor_lab.measure("scan", variant, "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
-    ms = tutor_lab.median_ms(lambda: torch.cumsum(x, dim=0, out=y))
+        timed(x, y, work, variant, variant, ref, ceiling, seed)
+    y.fill_(float("nan"))
+    ms = tutor_lab.timed_ms(lambda: torch.cumsum(x, dim=0, out=y))
     tutor_lab.measure("scan", "torch_cumsum", "bandwidth", tutor_lab.gbps(traffic, ms), "GB/s", ceiling, traffic, ms)
+    tutor_lab.check("scan", "torch_cumsum_bench", str(n), y, ref, seed)
 
 
 def main() -> int:
@@ -175,13 +211,14 @@ def main() -> int:
         p.add_argument("--n", type=int, default=2**28)
 
     args = tutor_lab.parse_args(extra=extra)
-    sizes = [1, 7, 1000, 4096, 4097, 100003, 2**20 + 7]
+    # 2**25 + 4099: above 2^24, not a multiple of any BLOCK, 8,193 or more totals for scan_totals_kernel's loop
+    sizes = [1, 7, 1000, 4096, 4097, 100003, 2**20 + 7, 2**25 + 4099]
     if args.quick:
         sizes = [1, 7, 1000, 8193, 20011]
     for n in sizes:
         verify(n, args.seed)
     if args.bench:
-        bench(args.n)
+        bench(args.n, args.seed)
     return tutor_lab.finish("scan")
 
 

@@ -115,8 +115,9 @@ Stats host_no_sync(F&& launch, int reps) {
 
 // Device events around each run of `launch`, with `before(s)` enqueued ahead of each run, untimed.
 // Everything is enqueued first and waited for once, so the stream never runs dry between runs.
+// Returns the microseconds of each timed run, in the order they ran.
 template <class F, class B>
-Stats event_times(F&& launch, B&& before, int warmup, int reps, cudaStream_t s) {
+std::vector<double> event_times(F&& launch, B&& before, int warmup, int reps, cudaStream_t s) {
   for (int i = 0; i < warmup; ++i) {
     before(s);
     launch(s);
@@ -134,13 +135,39 @@ Stats event_times(F&& launch, B&& before, int warmup, int reps, cudaStream_t s) 
   TUTOR_CHECK(cudaStreamSynchronize(s));
   std::vector<double> t(reps);
   for (int r = 0; r < reps; ++r) {
-    float ms = 0;
-    TUTOR_CHECK(cudaEventElapsedTime(&ms, start[r], stop[r]));
+    float ms = NAN;  // stays NaN for a pair the loop never recorded
+    if (cudaEventElapsedTime(&ms, start[r], stop[r]) != cudaSuccess) (void)cudaGetLastError();
     t[r] = 1e3 * ms;
     TUTOR_CHECK(cudaEventDestroy(start[r]));
     TUTOR_CHECK(cudaEventDestroy(stop[r]));
   }
-  return stats_of(t);
+  return t;
+}
+
+// Events around each run, each run waited for before the next start event, no flush: a timer that
+// falls into the idle-gap and the warm-L2 traps at once. Three untimed runs first; 20 timed, as the
+// course kit's timer did before it queued its runs behind a spin and flushed the L2 before each.
+template <class F>
+double waited_median(F&& launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  TUTOR_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  TUTOR_CHECK(cudaEventCreate(&start));
+  TUTOR_CHECK(cudaEventCreate(&stop));
+  std::vector<double> t;
+  for (int r = 0; r < 20; ++r) {
+    TUTOR_CHECK(cudaEventRecord(start));
+    launch();
+    TUTOR_CHECK(cudaEventRecord(stop));
+    TUTOR_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    TUTOR_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    t.push_back(1e3 * ms);
+  }
+  TUTOR_CHECK(cudaGetLastError());
+  TUTOR_CHECK(cudaEventDestroy(start));
+  TUTOR_CHECK(cudaEventDestroy(stop));
+  return stats_of(t).median;
 }
 
 // ---------------------------------------------------------------- graphs and streams
@@ -206,6 +233,48 @@ void verify_scale(size_t n, uint64_t seed) {
   tutor::check_close("timing", "scale", std::to_string(n), y.data(), ref.data(), n, seed);
   tutor::guarded_free(dx);
   tutor::guarded_free(dy);
+}
+
+// The right way's timer on a known spin. hold(kSpin), timed by event_times with another hold(kSpin)
+// enqueued ahead of each run, must read what one hold(kSpin) alone reads between two events: a start
+// event recorded before `before` would add a second spin. And the host must have enqueued every timed
+// run long before the first could end: a wait inside the loop would hold it for two spins a run.
+void verify_timer(uint64_t seed) {
+  constexpr long long kSpin = 4000000;  // ~2 ms at 2 GHz
+  constexpr int kReps = 5;
+  cudaStream_t s;
+  TUTOR_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t a, b;
+  TUTOR_CHECK(cudaEventCreate(&a));
+  TUTOR_CHECK(cudaEventCreate(&b));
+  hold<<<1, 1, 0, s>>>(20 * kSpin);  // ~40 ms of work first, so that the clocks have risen
+  std::vector<double> alone;
+  for (int r = 0; r < 3; ++r) {
+    TUTOR_CHECK(cudaEventRecord(a, s));
+    hold<<<1, 1, 0, s>>>(kSpin);
+    TUTOR_CHECK(cudaEventRecord(b, s));
+    TUTOR_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    TUTOR_CHECK(cudaEventElapsedTime(&ms, a, b));
+    alone.push_back(1e3 * ms);
+  }
+  std::vector<std::chrono::steady_clock::time_point> calls;
+  auto timed = [&](cudaStream_t st) {
+    calls.push_back(std::chrono::steady_clock::now());
+    hold<<<1, 1, 0, st>>>(kSpin);
+  };
+  auto ahead = [](cudaStream_t st) { hold<<<1, 1, 0, st>>>(kSpin); };
+  const double got = stats_of(event_times(timed, ahead, 1, kReps, s)).median;
+  const double want = stats_of(alone).median;
+  const float ratio = (float)(got / want), one = 1.0f;
+  tutor::check_close("timing", "timer_one_spin", "read over one spin alone", &ratio, &one, 1, seed, 0.0, 0.25);
+  const float queued = calls.size() >= (size_t)kReps ? (float)(host_us(calls[calls.size() - kReps], calls.back()) / want) : 1e9f;
+  const float zero = 0.0f;
+  tutor::check_close("timing", "timer_no_wait", "host span of the timed runs over one spin", &queued, &zero, 1, seed,
+                     0.5, 0.0);
+  TUTOR_CHECK(cudaEventDestroy(a));
+  TUTOR_CHECK(cudaEventDestroy(b));
+  TUTOR_CHECK(cudaStreamDestroy(s));
 }
 
 // A graph of n bumps, and n eager bumps, each from 0: both must leave exactly n.
@@ -282,6 +351,12 @@ void bench_scale(size_t small, size_t large, const tutor::Ceiling& copy) {
   tutor::measure("timing", "device_l2", "l2_size", (double)l2 / (1 << 20), "MiB", copy);
   L2Flush flush(l2);
   auto wait = [](cudaStream_t s) { hold<<<1, 1, 0, s>>>(100000); };  // ~50 us at 2 GHz, no memory
+  // The right way's untimed work: the flush, then the spin, so that the host's enqueue of the next run
+  // is hidden behind both and the start event never waits on it.
+  auto cold = [&](cudaStream_t s) {
+    flush(s);
+    wait(s);
+  };
   float *dx, *dy;
   TUTOR_CHECK(cudaMalloc(&dx, large * sizeof(float)));
   TUTOR_CHECK(cudaMalloc(&dy, large * sizeof(float)));
@@ -316,19 +391,22 @@ void bench_scale(size_t small, size_t large, const tutor::Ceiling& copy) {
       // Trap 1: the host clock around the launch, no synchronize.
       record("small_host_no_sync", host_no_sync([&] { launch_scale(dx, dy, n); }, 50).median, fl, bytes);
     }
-    // The course kit's own helper, as every lab calls it: events around each launch, same buffers.
+    // The course kit's own helper, as the labs call it, on the same buffers.
     // Every timer from here on starts with the clocks risen (warm_clocks), as a long program's would be.
     warm_clocks(flush, 100, s);
-    const double kit = 1e3 * tutor::median_ms([&] { launch_scale(dx, dy, n); });
+    const double kit = 1e3 * tutor::timed_ms([&] { launch_scale(dx, dy, n); });
     record(is_small ? "small_kit" : "large_kit", kit, fl, bytes);
     if (is_small) {
+      // Each run waited for, no flush: both traps at once.
+      warm_clocks(flush, 100, s);
+      record("small_kit_waited", waited_median([&] { launch_scale(dx, dy, n); }), fl, bytes);
       // Trap 3: events, warm-up, many repeats, the stream kept busy ahead of each run, the L2 warm.
       warm_clocks(flush, 100, s);
-      record("small_warm_l2", event_times(on, wait, 3, 100, s).median, fl, bytes);
+      record("small_warm_l2", stats_of(event_times(on, wait, 3, 100, s)).median, fl, bytes);
     }
-    // The right way: the same, with the L2 flushed before each run instead.
+    // The right way: the same, with the L2 flushed before each run, then the spin.
     warm_clocks(flush, 100, s);
-    Stats right = event_times(on, flush, 3, is_small ? 100 : 30, s);
+    Stats right = stats_of(event_times(on, cold, 3, is_small ? 100 : 30, s));
     record(is_small ? "small_right" : "large_right", right.median, fl, bytes);
     if (is_small) {
       record("spread_p10", right.p10, fl, bytes);
@@ -336,17 +414,23 @@ void bench_scale(size_t small, size_t large, const tutor::Ceiling& copy) {
     }
   }
   // Trap 4: the right way's timer after the GPU has idled for a second, with three warm-up runs only:
-  // the clocks may not have risen by the time the repeats are timed.
+  // the clocks may not have risen by the time the first repeats run. A median over all the repeats
+  // would hide a slow start, so the first repeat and the mean of the first 10 are recorded.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   auto on_small = [&](cudaStream_t st) { launch_scale(dx, dy, small, st); };
-  record("small_after_idle", event_times(on_small, flush, 3, 100, s).median, floor_of(8.0 * small, copy), 8.0 * small);
+  const std::vector<double> idle = event_times(on_small, cold, 3, 100, s);
+  double first10 = 0;
+  for (int r = 0; r < 10; ++r) first10 += idle[r] / 10;
+  record("small_after_idle", first10, floor_of(8.0 * small, copy), 8.0 * small);
+  record("small_after_idle_first", idle[0], floor_of(8.0 * small, copy), 8.0 * small);
   TUTOR_CHECK(cudaStreamDestroy(s));
   TUTOR_CHECK(cudaFree(dx));
   TUTOR_CHECK(cudaFree(dy));
 }
 
-// The cost of a launch: one bump timed like any kernel by the kit, the host's enqueue of N bumps,
-// N eager bumps between two events, and one graph of N bumps between two events; all per launch.
+// The cost of a launch: one bump timed like any kernel by the kit and by a timer that waits for each
+// run, the host's enqueue of N bumps, N eager bumps between two events, and one graph of N bumps between
+// two events; all per launch.
 void bench_launch(const tutor::Ceiling& copy) {
   constexpr int kN = 1000;
   float* dy;
@@ -354,7 +438,8 @@ void bench_launch(const tutor::Ceiling& copy) {
   TUTOR_CHECK(cudaMemset(dy, 0, sizeof(float)));
   cudaStream_t s;
   TUTOR_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  record("launch_event_single", 1e3 * tutor::median_ms([&] { bump<<<1, 1>>>(dy); }), copy);
+  record("launch_event_single", 1e3 * tutor::timed_ms([&] { bump<<<1, 1>>>(dy); }), copy);
+  record("launch_event_waited", waited_median([&] { bump<<<1, 1>>>(dy); }), copy);
   cudaGraphExec_t exec = bump_graph(dy, kN, s);
   cudaEvent_t start, stop;
   TUTOR_CHECK(cudaEventCreate(&start));
@@ -436,6 +521,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes = {1, 255, 257, 4097, 1000003};
   if (args.quick) sizes = {1, 257, 4097};
   for (size_t n : sizes) verify_scale(n, args.seed);
+  verify_timer(args.seed);
   verify_graph(args.quick ? 10 : 1000, args.seed);
   for (size_t n : {(size_t)1, (size_t)1000, (size_t)100003}) verify_streams(n, args.seed);
   if (args.bench) {

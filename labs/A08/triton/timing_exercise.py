@@ -5,8 +5,10 @@ One memory-bound kernel, y = a * x, timed three wrong ways and the right way,
 beside triton.testing.do_bench; then the cost of a launch, eager against a CUDA graph of launches.
 Every time is printed in microseconds; each trap's error is its time over the right way's.
 
-    python labs/A08/triton/timing.py            check the kernel on odd sizes
-    python labs/A08/triton/timing.py --bench    time every variant, with the copy ceiling
+    python labs/A08/triton/timing.py            check the kernel on odd sizes, the timer and the graph
+    python labs/A08/triton/timing.py --bench    time every variant, with the copy ceiling (GPU only)
+
+On a CPU (the Triton interpreter) the checks run everything but the graph: a CUDA graph needs a GPU.
 
 With --bench the Triton cache goes to a fresh folder, so that the first call compiles, as it does on a
 machine that has never run this kernel.
@@ -68,6 +70,77 @@ def verify(n: int, seed: int) -> None:
     tutor_lab.check("timing", "scale", str(n), y, 2.0 * x, seed)
 
 
+class WallEvent:
+    """torch.cuda.Event's stand-in on a CPU, where a kernel runs inside its launch call: record() reads the
+    host clock, so two of them bracket what the host ran between them."""
+
+    t = float("nan")  # never recorded
+
+    def record(self) -> None:
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, end: "WallEvent") -> float:
+        return (end.t - self.t) * 1e3  # milliseconds, as torch.cuda.Event's
+
+
+def event():
+    return torch.cuda.Event(enable_timing=True) if tutor_lab.DEVICE == "cuda" else WallEvent()
+
+
+def spin(ms: float) -> None:
+    """Keeps the stream busy for about `ms` milliseconds without touching memory: one GPU thread spins
+    (about 2e6 cycles a millisecond at 2 GHz). On a CPU the host sleeps, since there the work runs inside
+    the call."""
+    if tutor_lab.DEVICE == "cuda":
+        torch.cuda._sleep(int(ms * 2e6))
+    else:
+        time.sleep(ms / 1e3)
+
+
+def verify_timer(seed: int) -> None:
+    """The right way's timer on a known spin. A spin timed by event_times, with another spin enqueued ahead
+    of each run, must read what one spin alone reads between two events: a start event recorded before
+    before() would add the second spin. Nothing may wait inside the loop: the kit's sync() may be called
+    once, after it, and on a GPU the host must have enqueued every timed run long before the first could end
+    (a wait inside the loop would hold it for two spins a run)."""
+    ms, reps = (2.0, 5) if tutor_lab.DEVICE == "cuda" else (10.0, 5)
+    spin(20 * ms)  # busy work first, so that the clocks have risen
+    alone = []
+    for _ in range(3):
+        a, b = event(), event()
+        a.record()
+        spin(ms)
+        b.record()
+        tutor_lab.sync()
+        alone.append(1e3 * a.elapsed_time(b))
+    calls, waits, sync = [], [], tutor_lab.sync
+
+    def timed() -> None:
+        calls.append(time.perf_counter())
+        spin(ms)
+
+    def counted_sync() -> None:
+        waits.append(1)
+        sync()
+
+    tutor_lab.sync = counted_sync
+    try:
+        t = event_times(timed, lambda: spin(ms), 1, reps)
+    except RuntimeError:  # on a GPU, an event never recorded: elapsed_time refuses it
+        t = [float("nan")] * reps
+    finally:
+        tutor_lab.sync = sync
+    want = statistics.median(alone)
+    tutor_lab.check("timing", "timer_one_spin", "read over one spin alone",
+                    torch.tensor([statistics.median(t) / want]), torch.tensor([1.0]), seed, rtol=0.25)
+    tutor_lab.check("timing", "timer_no_wait", "waits inside the loop",
+                    torch.tensor([float(len(waits) - 1)]), torch.tensor([0.0]), seed)
+    if tutor_lab.DEVICE == "cuda":
+        span_ms = (calls[-1] - calls[-reps]) * 1e3 if len(calls) >= reps else float("nan")
+        tutor_lab.check("timing", "timer_queued", "host span of the timed runs over one spin",
+                        torch.tensor([span_ms / want]), torch.tensor([0.0]), seed, atol=0.5)
+
+
 def verify_graph(n: int, seed: int) -> None:
     """n launches of bump, eager and (on a GPU) captured in a CUDA graph, each from 0: both leave n."""
     y = tutor_lab.output(1, name="y")
@@ -82,6 +155,9 @@ def verify_graph(n: int, seed: int) -> None:
         graph.replay()
         tutor_lab.sync()
         tutor_lab.check("timing", "graph_bumps", str(n), y, want, seed)
+    else:
+        print("graph_bumps: not checked on a CPU (a CUDA graph needs a GPU): bump_graph is checked only there",
+              file=sys.stderr)
 
 
 def bump_graph(y: torch.Tensor, n: int) -> "torch.cuda.CUDAGraph":
@@ -112,19 +188,38 @@ def host_no_sync(fn, reps: int) -> float:
     return statistics.median(t)
 
 
-def event_times(fn, before, warmup: int, reps: int) -> tuple[float, float, float]:
-    """Events around each run of fn, before() enqueued ahead of each run, untimed; waited for once."""
+def event_times(fn, before, warmup: int, reps: int) -> list[float]:
+    """Events around each run of fn, before() enqueued ahead of each run, untimed; waited for once.
+    The microseconds of each timed run, in the order they ran."""
     for _ in range(warmup):
         before()
         fn()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stop = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    start = [event() for _ in range(reps)]
+    stop = [event() for _ in range(reps)]
     for r in range(reps):
         # TODO 2: run before(), then time one run of fn between this repetition's two events. Nothing but
         #         the kernel may sit between the two events, and nothing may wait for the GPU here.
         pass
     tutor_lab.sync()
-    return stats([1e3 * a.elapsed_time(b) for a, b in zip(start, stop)])
+    return [1e3 * a.elapsed_time(b) for a, b in zip(start, stop)]
+
+
+def waited_median(fn) -> float:
+    """Events around each run, each run waited for before the next start event, no flush: a timer that
+    falls into the idle-gap and the warm-L2 traps at once. Three untimed runs first; 20 timed, as the course
+    kit's timer did before it queued its runs behind a spin and flushed the L2 before each (microseconds)."""
+    for _ in range(3):
+        fn()
+    tutor_lab.sync()
+    t = []
+    for _ in range(20):
+        a, b = event(), event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        t.append(1e3 * a.elapsed_time(b))
+    return stats(t)[0]
 
 
 def l2_bytes() -> int:
@@ -153,6 +248,12 @@ def bench(small: int, large: int) -> None:
 
     def wait() -> None:
         torch.cuda._sleep(100_000)  # one thread spins ~50 us: the stream stays busy, the L2 untouched
+
+    def cold() -> None:
+        """The right way's untimed work: the flush, then the spin, so that the host's enqueue of the next run
+        is hidden behind both and the start event never waits on it."""
+        flush()
+        wait()
 
     def warm_clocks(ms: float = 100.0) -> None:
         """Keeps the GPU busy writing the flush buffer for `ms` milliseconds, so that its clocks have risen
@@ -187,12 +288,14 @@ def bench(small: int, large: int) -> None:
             record("small_host_no_sync", host_no_sync(run, 50), fl, nbytes)
         # Every timer from here on starts with the clocks risen (warm_clocks), as a long program's would be.
         warm_clocks()
-        record(f"{tag}_kit", 1e3 * tutor_lab.median_ms(run), fl, nbytes)
+        record(f"{tag}_kit", 1e3 * tutor_lab.timed_ms(run), fl, nbytes)
         if n == small:
             warm_clocks()
-            record("small_warm_l2", event_times(run, wait, 3, 100)[0], fl, nbytes)
+            record("small_kit_waited", waited_median(run), fl, nbytes)  # each run waited for, no flush
+            warm_clocks()
+            record("small_warm_l2", stats(event_times(run, wait, 3, 100))[0], fl, nbytes)
         warm_clocks()
-        med, p10, p90 = event_times(run, flush, 3, 100 if n == small else 30)
+        med, p10, p90 = stats(event_times(run, cold, 3, 100 if n == small else 30))
         record(f"{tag}_right", med, fl, nbytes)
         if n == small:
             record("spread_p10", p10, fl, nbytes)
@@ -201,16 +304,20 @@ def bench(small: int, large: int) -> None:
             record("small_do_bench_median", 1e3 * triton.testing.do_bench(run, return_mode="median"), fl, nbytes)
 
     # Trap 4: the right way's timer after the GPU has idled for a second, with three warm-up runs only:
-    # the clocks may not have risen by the time the repeats are timed.
+    # the clocks may not have risen by the time the first repeats run. A median over all the repeats would
+    # hide a slow start, so the first repeat and the mean of the first 10 are recorded.
     time.sleep(1.0)
     xs_, ys_ = x[:small], y[:small]
-    record("small_after_idle", event_times(lambda: scale(xs_, ys_), flush, 3, 100)[0], floor(8 * small), 8 * small)
+    idle = event_times(lambda: scale(xs_, ys_), cold, 3, 100)
+    record("small_after_idle", statistics.mean(idle[:10]), floor(8 * small), 8 * small)
+    record("small_after_idle_first", idle[0], floor(8 * small), 8 * small)
 
-    # The cost of a launch, per launch: the kit's timer on one bump, the host's enqueue of N bumps,
-    # N eager bumps between two events, one CUDA graph of N bumps between two events.
+    # The cost of a launch, per launch: the kit's timer and a timer that waits for each run on one bump, the
+    # host's enqueue of N bumps, N eager bumps between two events, one CUDA graph of N bumps between two events.
     N = 1000
     one = torch.zeros(1, device="cuda")
-    record("launch_event_single", 1e3 * tutor_lab.median_ms(lambda: bump_kernel[(1,)](one)), copy)
+    record("launch_event_single", 1e3 * tutor_lab.timed_ms(lambda: bump_kernel[(1,)](one)), copy)
+    record("launch_event_waited", waited_median(lambda: bump_kernel[(1,)](one)), copy)
     graph = bump_graph(one, N)
     graph.replay()  # the first replay uploads the graph
     host, eager, graphed = [], [], []
@@ -244,8 +351,12 @@ def main() -> int:
     sizes = [1, 255, 257, 4097, 1000003]
     if args.quick:
         sizes = [1, 257, 4097]
+    if args.bench and tutor_lab.DEVICE != "cuda":
+        print("--bench times a GPU and needs one; without it, run the checks alone (no --bench)", file=sys.stderr)
+        return 2
     for n in sizes:
         verify(n, args.seed)
+    verify_timer(args.seed)
     verify_graph(10 if args.quick else 100, args.seed)
     if args.bench:
         bench(args.small, args.large)

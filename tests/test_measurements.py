@@ -141,3 +141,51 @@ def test_a_number_measured_with_an_earlier_kit_says_so_on_the_page():
         assert f"with the lab kit of {kit})" in filler.call("measured", (m.key,), "")
     for m in current[:5]:
         assert "with the lab kit of" not in filler.call("measured", (m.key,), "")
+
+
+def _python_function(text: str, name: str) -> str:
+    """The code of a top-level function, its docstring left out (a comment may change, the code may not)."""
+    import ast
+
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) else node.body
+            return ast.dump(ast.Module(body=body, type_ignores=[])) + ast.dump(node.args)
+    raise AssertionError(f"no function {name}")
+
+
+def _cpp_function(text: str, signature: str) -> str:
+    """A C++ function from its signature line to the closing brace at the start of a line."""
+    start = text.index(signature)
+    return text[start:text.index("\n}\n", start)]
+
+
+KEPT_TIMERS = {
+    "labs/common/python/tutor_lab.py": ("python", ["median_ms", "copy_ceiling", "measure", "gbps", "sync"]),
+    "labs/common/cuda/tutor_lab.cuh": ("cuda", ["float median_ms(F&& launch, int warmup = 3, int reps = 20)",
+                                                "inline Ceiling copy_ceiling(", "inline double gbps("]),
+}
+
+
+def test_a_kept_kit_vouches_only_for_kits_whose_timer_is_the_one_it_measured_with():
+    """measurements/previous-kits/<commit>/valid-for.txt lists the current kit files that leave an earlier
+    record's measurement alone; for that to be true, the code a record's number came from (the timer, the
+    ceiling, the record writer) must be the same in the kept kit and the current one."""
+    import hashlib
+
+    from tutor_build.measurements import PREVIOUS_KITS
+
+    folders = sorted(p for p in (ROOT / PREVIOUS_KITS).iterdir() if p.is_dir())
+    compared = 0
+    for folder in folders:
+        vouched = set((folder / "valid-for.txt").read_text(encoding="utf-8").split())
+        for rel, (language, names) in KEPT_TIMERS.items():
+            kept, current = folder / rel, ROOT / rel
+            if not kept.is_file() or hashlib.sha256(current.read_bytes()).hexdigest() not in vouched:
+                continue
+            old, new = kept.read_text(encoding="utf-8"), current.read_text(encoding="utf-8")
+            for name in names:
+                pick = _python_function if language == "python" else _cpp_function
+                assert pick(old, name) == pick(new, name), f"{folder.name} vouches for {rel}, whose {name} changed"
+                compared += 1
+    assert compared >= 3 * (len(KEPT_TIMERS["labs/common/python/tutor_lab.py"][1]) + 3)  # three folders, both kits

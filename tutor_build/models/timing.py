@@ -54,7 +54,7 @@ def reading(t: Timeline, way: str) -> float:
         return t.enqueue
     if way == "first_call":
         return t.first_call + t.enqueue + t.latency + t.kernel + t.wake
-    if way == "events_idle":  # events around each launch, each waited for (the kit's first timer): GPU idle, L2 warm
+    if way == "events_idle":  # events around each launch, each waited for (the kit's median_ms): GPU idle, L2 warm
         return t.enqueue + t.kernel_warm
     if way == "events_warm_l2":  # stream kept busy, L2 warm
         return t.kernel_warm

@@ -213,19 +213,19 @@ def cmd_profile(args: argparse.Namespace) -> int:
                 print(f"{target.name}: does not build\n{built.detail}", file=sys.stderr)
                 failures += 1
                 continue
-            log = root / "build" / "profile" / f"{module}-{c.lab}-{c.kernel}.csv"
+            log = root / "build" / "profile" / f"{module}-{c.lab}-{c.name}.csv"
             log.parent.mkdir(parents=True, exist_ok=True)
             done = subprocess.run(profile.ncu_command(f"./{target.binary()}", c, log), cwd=root,
                                   capture_output=True, text=True, timeout=1800)
             counted = profile.parse_csv(log.read_text(encoding="utf-8")) if log.is_file() else {}
             missing = [m for m in c.metrics if m not in counted]
             if done.returncode != 0 or missing:
-                print(f"{target.name} {c.kernel}: ncu exit {done.returncode}; no value for {', '.join(missing) or '-'}\n"
+                print(f"{target.name} {c.name}: ncu exit {done.returncode}; no value for {', '.join(missing) or '-'}\n"
                       f"{(done.stderr or done.stdout)[-1500:]}", file=sys.stderr)
                 failures += 1
                 continue
             outcome = runner.Outcome(target, True, events=[
-                {"event": "measure", "kind": "counter", "variant": f"{c.kernel}.{m}", "metric": m, "value": counted[m][0],
+                {"event": "measure", "kind": "counter", "variant": f"{c.name}.{m}", "metric": m, "value": counted[m][0],
                  "unit": counted[m][1] or "count", "ceiling": {"name": "none (a profiler counter)", "value": 0,
                                                                "unit": counted[m][1] or "count"},
                  "note": f"{ncu}, one launch of {counted[m][2]} after {c.launch_skip} skipped, "

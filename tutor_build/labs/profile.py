@@ -36,6 +36,11 @@ class Counters:
     args: tuple[str, ...]
     metrics: tuple[str, ...]
     line: int
+    label: str = ""  # names the records (<label>.<metric>) when two entries count one kernel; else the kernel
+
+    @property
+    def name(self) -> str:
+        return self.label or self.kernel
 
 
 def load(root: Path, module: str, labs: set[str]) -> tuple[list[Counters], list[Diagnostic]]:
@@ -67,11 +72,30 @@ def load(root: Path, module: str, labs: set[str]) -> tuple[list[Counters], list[
             why.append("args must be a list of strings")
         if not isinstance(metrics, list) or not metrics or not all(isinstance(x, str) and METRIC.match(x) for x in metrics):
             why.append("metrics must be a list of Nsight Compute metric names (e.g. lts__t_sectors_op_read.sum)")
+        label = item.get("label", "")
+        if label and (not isinstance(label, str) or not re.fullmatch(r"[A-Za-z_]\w*", label)):
+            why.append("label must be a plain name (letters, digits, _), e.g. sweep_k128")
         if why:
             problems += [error(rel, line, "E513", w) for w in why]
             continue
-        out.append(Counters(module, lab, kernel, skip, tuple(args), tuple(metrics), line))
-    return out, problems
+        out.append(Counters(module, lab, kernel, skip, tuple(args), tuple(metrics), line, label))
+    return _distinct(rel, out, problems)
+
+
+def _distinct(rel: str, entries: list[Counters], problems: list[Diagnostic]) -> tuple[list[Counters], list[Diagnostic]]:
+    """Two entries that would write one record (lab, kernel or label, metric): the later one is an error."""
+    first_line: dict[tuple[str, str, str], int] = {}
+    kept = []
+    for c in entries:
+        clash = [(m, first_line[(c.lab, c.name, m)]) for m in c.metrics if (c.lab, c.name, m) in first_line]
+        if clash:
+            m, line = clash[0]
+            problems.append(error(rel, c.line, "E513", f"the entry at line {line} records {c.name}.{m} too: "
+                                                       "give one of them a `label` of its own"))
+            continue
+        first_line.update({(c.lab, c.name, m): c.line for m in c.metrics})
+        kept.append(c)
+    return kept, problems
 
 
 def ncu_command(binary: str, c: Counters, log: Path) -> list[str]:

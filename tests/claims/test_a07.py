@@ -315,9 +315,9 @@ def test_headline_goal_met_by_the_tma_variant_and_said_so(recs):
     states("A07", "95%", near="Goal met by the TMA variant", files="module.yml")
     states("A07", "optional NVIDIA-Hopper-only variant", near="Goal met by the TMA variant", files="module.yml")
     states("A07", "CDNA 3 (which has no TMA), misses it", near="Goal met by the TMA variant", files="module.yml")
-    states("A07", "**95% or more**", near="The goal of this module was a plain Triton")
-    states("A07", "**It is met by the TMA variant**", near="The goal of this module was a plain Triton")
-    states("A07", "NVIDIA Hopper only", near="The goal of this module was a plain Triton")
+    states("A07", "**95% or more**", near="The goal of this module was a Triton")
+    states("A07", "**It is met by the TMA variant**", near="The goal of this module was a Triton")
+    states("A07", "NVIDIA Hopper only", near="The goal of this module was a Triton")
     states("A07", "met by the TMA variant, on Hopper only", near="### The Triton kernel against its goal")
     for v in TMA:
         states("A07", f'measured("A07/mma_gemm/{v}/triton")', near="`tma`, one program per output tile")
@@ -332,10 +332,10 @@ def test_pointer_kernel_misses_the_goal_and_said_so(recs):
     names = _candidates()
     assert len(names) == 10
     states("A07", "ten tile shapes", near="Goal met by the TMA variant", files="module.yml")
-    states("A07", "ten tile shapes", near="The goal of this module was a plain Triton")
+    states("A07", "ten tile shapes", near="The goal of this module was a Triton")
     pointer = [recs[f"A07/mma_gemm/{v}/triton"] for v in names + list(POINTER)]
     assert all(_share(r) < GOAL for r in pointer)  # no record of the pointer kernel reaches the goal
-    states("A07", "**The pointer kernel misses it**", near="The goal of this module was a plain Triton")
+    states("A07", "**The pointer kernel misses it**", near="The goal of this module was a Triton")
     states("A07", "Neither figure of the pointer kernel is within reach of 95%", near="Both TMA variants clear 95%")
     states("A07", "with the fastest of its ten tile shapes and with their winner re-timed",
            near="Goal met by the TMA variant", files="module.yml")

@@ -10,6 +10,12 @@ typedef int cudaError_t;
 constexpr cudaError_t cudaSuccess = 0;
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 typedef struct ShimEvent* cudaEvent_t;
+enum cudaDeviceAttr { cudaDevAttrL2CacheSize, cudaDeviceAttributeL2CacheSize };  // the CUDA and the HIP spelling
+
+// The timer's spin kernel compiles as a host function (the test copies the kit with its launches made calls);
+// the probe times nothing, so it never runs.
+#define __global__
+inline long long clock64() { return 0; }
 
 inline const char* cudaGetErrorName(cudaError_t) { return "cudaErrorMemoryAllocation"; }
 inline const char* cudaGetErrorString(cudaError_t) { return "out of host memory"; }
@@ -29,3 +35,6 @@ inline cudaError_t cudaEventRecord(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) { *ms = 1.0f; return cudaSuccess; }
 inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaMemsetAsync(void* p, int v, size_t n) { return cudaMemset(p, v, n); }
+inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr, int) { *value = 1 << 20; return cudaSuccess; }

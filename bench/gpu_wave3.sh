@@ -4,23 +4,14 @@
 set -uo pipefail
 out=${1:?output folder}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-mkdir -p "$out/transcripts"
+mkdir -p "$out"
 tutor() { python3 -m tutor_build.cli "$@"; }
 status=0
 run() { echo "=== $*"; "$@" 2>&1 | tee -a "$out/log.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1; }
 run tutor labs build A01 --vendor cuda
 run tutor labs verify A01
 run tutor labs bench A01 --lab timeline --course
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-toolkit=$(python3 -c "import torch, triton; print(f'PyTorch {torch.__version__}, CUDA {torch.version.cuda}, Triton {triton.__version__}')")
-for v in cuda triton; do
-  case $v in
-    triton) cmd="python labs/A01/triton/timeline.py"; runc="python3 labs/A01/triton/timeline.py" ;;
-    cuda)   cmd="./build/labs/A01/cuda/timeline"; runc="$cmd" ;;
-  esac
-  { echo "\$ $cmd"; $runc 2>&1 | grep -v '^{'; } > "$out/transcripts/A01-timeline-$v-h200.txt"
-  echo "# $gpu, $toolkit, $(date -u +%F)" >> "$out/transcripts/A01-timeline-$v-h200.txt"
-done
+bench/a01_transcripts.sh "$out"
 run tutor labs verify C07 --vendor python
 run tutor labs bench C07 --lab calibration --course
 cp measurements/*.jsonl "$out/" 2>/dev/null

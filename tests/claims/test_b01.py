@@ -101,7 +101,7 @@ def test_softmax_bytes_and_best_shares():
     shares = [f"{100 * fusion.best_share(b):.0f}%" for b in (three, online, one)]
     for s in shares:
         states("B01", s, near="Credited with the 8 bytes", files="2-first-principles.md")
-        states("B01", s, near="three-pass, an online and a one-pass", files="9-self-assessment.md")
+        states("B01", s, near="They move 16, 12 and 8 bytes", files="9-self-assessment.md")
 
 
 def test_overflow_threshold():
@@ -136,8 +136,8 @@ def test_self_assessment_arithmetic():
     states("B01", f"{8 * n:,}", near="Unfused: $8", files="9-self-assessment.md")
     states("B01", f"{8 * n / H200_BW * 1e6:.0f} µs", near="Unfused: $8", files="9-self-assessment.md")
     s = 3.5 * math.exp(2 - 5) + 1
-    states("B01", f"{s:.3f}", near="The online rescale", files="9-self-assessment.md")
-    states("B01", f"{math.exp(-3):.4f}", near="The online rescale", files="9-self-assessment.md")
+    states("B01", f"{s:.3f}", near="$v > m$, so", files="9-self-assessment.md")
+    states("B01", f"{math.exp(-3):.4f}", near="$v > m$, so", files="9-self-assessment.md")
 
 
 # ---------------------------------------------------------------- the H200 records

@@ -52,6 +52,8 @@ MUTANTS = [
     ("b01-online-no-rescale", "labs/B01/triton/rows.py",
      "s = s * tl.where(m_new == -float(\"inf\"), 0.0, tl.exp(m - m_new)) + \\",
      "s = s + \\", "wrong finite value"),
+    ("b01-softmax-no-max", "labs/B01/triton/rows.py",
+     "e = tl.exp(x - m)  #", "e = tl.exp(x)  #", "NaN or Inf"),
     ("b01-layernorm-variance-unmasked", "labs/B01/triton/rows.py",
      "d = tl.where(mask, x - mean, 0.0)", "d = x - mean", "wrong finite value"),
     ("a05-scan-carry-off-by-one", "labs/A05/triton/scan.py",

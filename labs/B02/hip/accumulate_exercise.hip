@@ -1,4 +1,5 @@
-// B02 accumulate: the sum of n bf16 values, accumulated five ways, each bit for bit against the host.
+// B02 accumulate, exercise: write round_bf16 (TODO 1) and the Kahan step (TODO 2); the solution is accumulate.hip.  // vendor-specific
+// The sum of n bf16 values, accumulated five ways, each bit for bit against the host.
 //   serial_fp32     one accumulator in fp32, the elements in order
 //   serial_bf16     one accumulator rounded to bf16 after every add (a sum of ones stalls at 256)
 //   kahan_bf16      one bf16 accumulator plus a bf16 compensation term (Kahan summation)

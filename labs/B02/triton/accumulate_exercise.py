@@ -1,4 +1,5 @@
-"""B02 accumulate (Triton): the sum of n bf16 values, accumulated five ways, each checked bit for bit
+"""B02 accumulate (Triton), exercise: write round_bf16 (TODO 1) and the Kahan step (TODO 2); the solution is accumulate.py.
+the sum of n bf16 values, accumulated five ways, each checked bit for bit
 against a reference on the host. The same variants as the CUDA and HIP labs:
 
     serial_fp32     one accumulator in fp32, the elements in order

@@ -1,4 +1,5 @@
-"""B02 gemm_accum (Triton): C = A B^T with bf16 inputs, accumulated in fp32 or in bf16, and the error of
+"""B02 gemm_accum (Triton), exercise: round the bf16 accumulator (TODO 1) and guard the store (TODO 2); the solution is gemm_accum.py.
+C = A B^T with bf16 inputs, accumulated in fp32 or in bf16, and the error of
 each as K grows. A is M x K and B is N x K, both row-major (K contiguous); C is M x N in fp32.
 
     fp32acc   acc = acc + a * b in fp32, k = 0, 1, ..., K-1 in order

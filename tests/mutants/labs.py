@@ -199,4 +199,9 @@ CUDA_MUTANTS = [
      "return d.smem_per_sm / blocks / 128 * 128;", "blocks per SM"),
     ("a03-cuda-tail-lanes-unbounded", "labs/A03/cuda/divergence.cu",
      "  if (i >= n) return;\n", "", "past the end of out"),
+    ("b02-cuda-round-truncates", "labs/B02/cuda/accumulate.cu",
+     "return bits_f32((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);", "return bits_f32(b & 0xFFFF0000u);",
+     "wrong finite value"),
+    ("b02-cuda-gemm-store-unguarded", "labs/B02/cuda/gemm_accum.cu",
+     "if (row < M && col < N) C[(size_t)row * N + col] = acc;", "C[(size_t)row * N + col] = acc;", "past the end of C"),
 ]

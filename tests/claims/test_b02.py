@@ -239,3 +239,47 @@ def test_the_player_rounds_as_the_page_says():
     assert players.number_formats({"value": 257})["bf16"] == acc.round_bf16(257) == 256
     assert players.number_formats({"value": 2049})["fp16"] == 2048 == acc.FP16.stall
     assert "2,049" in para and "2,048" in para
+
+
+# ---------------------------------------------------------------- the CUDA lab's host reference
+HARNESS = r"""
+#define main lab_main
+#include "LAB"
+#undef main
+int main() {
+  std::vector<uint16_t> ones = make_input(1000000, true, 0), x(5000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (uint16_t)(f32_bits(round_bf16((float)(i % 97) / 61.0f)) >> 16);
+  for (const std::string& v : kVariants)
+    printf("%s %08x %08x\n", v.c_str(), f32_bits(ref_sum(v, ones)), f32_bits(ref_sum(v, x)));
+  return 0;
+}
+"""
+
+
+def test_the_cuda_host_reference_is_the_model(tmp_path):
+    """The CUDA lab's host reference (the arithmetic its kernels are checked against, bit for bit) gives the
+    headline sums and agrees with the model on a second input; built with nvcc, run on the CPU, no kernel
+    launched."""
+    import shutil
+    import subprocess
+
+    from requirements_gate import need
+    need(shutil.which("nvcc") is not None, "nvcc is needed to build the lab's host reference")
+    src = tmp_path / "harness.cu"
+    src.write_text(HARNESS.replace("LAB", str(ROOT / "labs/B02/cuda/accumulate.cu")))
+    exe = tmp_path / "harness"
+    subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-I", str(ROOT / "labs/common/cuda"), str(src),
+                    "-o", str(exe)], check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    got = {line.split()[0]: (int(line.split()[1], 16), int(line.split()[2], 16)) for line in out if line}
+    xs = [acc.round_bf16(acc.f32(acc.f32(i % 97) / acc.f32(61.0))) for i in range(5000)]
+    want = {
+        "serial_fp32": (MILLION, acc.serial_sum(xs, False)),
+        "serial_bf16": (acc.BF16.stall, acc.serial_sum(xs, True)),
+        "kahan_bf16": (2 ** 16, acc.kahan_sum_bf16(xs)),
+        "pairwise_bf16": (acc.round_bf16(MILLION), acc.pairwise_sum(xs, LANES, True)),
+        "pairwise_fp32": (MILLION, acc.pairwise_sum(xs, LANES, False)),
+    }
+    for v, (ones, other) in want.items():
+        assert got[v][0] == acc.f32_bits(ones), v  # bit for bit
+        assert got[v][1] == acc.f32_bits(other), v

@@ -283,3 +283,46 @@ def test_the_cuda_host_reference_is_the_model(tmp_path):
     for v, (ones, other) in want.items():
         assert got[v][0] == acc.f32_bits(ones), v  # bit for bit
         assert got[v][1] == acc.f32_bits(other), v
+
+
+GEMM_HARNESS = r"""
+#define main lab_main
+#include "LAB"
+#undef main
+int main() {
+  const int M = 3, N = 5, K = 700;
+  std::vector<bf16> A((size_t)M * K), B((size_t)N * K);
+  for (size_t i = 0; i < A.size(); ++i) A[i] = (bf16)(f32_bits(round_bf16((float)(i % 89) / 53.0f)) >> 16);
+  for (size_t i = 0; i < B.size(); ++i) B[i] = (bf16)(f32_bits(round_bf16((float)(i % 83) / 47.0f)) >> 16);
+  for (int bf = 0; bf < 2; ++bf)
+    for (float c : ref_gemm(bf == 1, A, B, M, N, K)) printf("%08x\n", f32_bits(c));
+  return 0;
+}
+"""
+
+
+def test_the_cuda_gemm_reference_is_the_model(tmp_path):
+    """gemm_accum's host reference, in both accumulators, equals the model's add of exact products."""
+    import shutil
+    import subprocess
+
+    from requirements_gate import need
+    need(shutil.which("nvcc") is not None, "nvcc is needed to build the lab's host reference")
+    src = tmp_path / "gemm.cu"
+    src.write_text(GEMM_HARNESS.replace("LAB", str(ROOT / "labs/B02/cuda/gemm_accum.cu")))
+    exe = tmp_path / "gemm"
+    subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-I", str(ROOT / "labs/common/cuda"), str(src),
+                    "-o", str(exe)], check=True, capture_output=True)
+    got = [int(w, 16) for w in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()]
+    M, N, K = 3, 5, 700
+    a = [acc.round_bf16(acc.f32(acc.f32(i % 89) / acc.f32(53.0))) for i in range(M * K)]
+    b = [acc.round_bf16(acc.f32(acc.f32(i % 83) / acc.f32(47.0))) for i in range(N * K)]
+    want = []
+    for bf in (False, True):
+        for i in range(M):
+            for j in range(N):
+                s = 0.0
+                for k in range(K):
+                    s = acc.add(s, a[i * K + k] * b[j * K + k], bf)  # the product is exact in fp32
+                want.append(acc.f32_bits(s))
+    assert got == want

@@ -8,8 +8,8 @@
 // "Rounded to bf16" is defined by this file, the same way on the GPU and the host: the fp32 result
 // of each add is rounded to the nearest bf16, ties to even, so both sides compute the same bits.
 //   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/B02/hip/accumulate_exercise.hip -o accumulate_exercise  // vendor-specific
-//   run:   ./accumulate           checks every variant bit for bit against the host reference
-//          ./accumulate --bench   the sums of one million ones, and the bandwidth of each variant
+//   run:   ./accumulate_exercise           checks every variant bit for bit against the host reference
+//          ./accumulate_exercise --bench   the sums of one million ones, and the bandwidth of each variant
 #include <cstdint>
 #include <cstring>
 #include <random>

@@ -6,8 +6,8 @@
 // A product of two bf16 values has at most 16 significant bits, so it is exact in fp32: an fma and a
 // multiply followed by an add give the same bits, and the host reproduces every kernel bit for bit.
 //   build: hipcc -O3 -std=c++17 --offload-arch=gfx942 -I labs/common/hip labs/B02/hip/gemm_accum_exercise.hip -o gemm_accum_exercise -lhipblas  // vendor-specific
-//   run:   ./gemm_accum           checks both kernels bit for bit against the host, odd sizes included
-//          ./gemm_accum --bench   the relative error at K = 256 ... 16384, and TFLOP/s beside the vendor BLAS
+//   run:   ./gemm_accum_exercise           checks both kernels bit for bit against the host, odd sizes included
+//          ./gemm_accum_exercise --bench   the relative error at K = 256 ... 16384, and TFLOP/s beside the vendor BLAS
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -137,6 +137,18 @@ MUTANTS = [
      "y = tl.where(offs % 2 == 1,", "y = tl.where(offs % 2 == 0,", "wrong finite value"),
     ("a03-if-program-parity-swapped", "labs/A03/triton/divergence.py",
      "        if pid % 2 == 1:", "        if pid % 2 == 0:", "wrong finite value"),
+    ("b02-round-truncates", "labs/B02/triton/accumulate.py",
+     "b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16", "b = (b >> 16) << 16", "wrong finite value"),
+    ("b02-ties-away-from-zero", "labs/B02/triton/accumulate.py",
+     "b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16", "b = ((b + 0x8000) >> 16) << 16", "wrong finite value"),
+    ("b02-strided-mask-le", "labs/B02/triton/accumulate.py",
+     "v = tl.load(x_ptr + idx, mask=idx < n, other=0.0)", "v = tl.load(x_ptr + idx, mask=idx <= n, other=0.0)",
+     "past the end of x"),
+    ("b02-gemm-outer-product-transposed", "labs/B02/triton/gemm_accum.py",
+     "acc = acc + a[:, None] * b[None, :]", "acc = acc + a[None, :] * b[:, None]", "wrong finite value"),
+    ("b02-gemm-b-load-unmasked", "labs/B02/triton/gemm_accum.py",
+     "b = tl.load(b_ptr + cols.to(tl.int64) * K + k, mask=cm, other=0.0)",
+     "b = tl.load(b_ptr + cols.to(tl.int64) * K + k)", "loaded"),
 ]
 
 # The same mistakes in the CUDA solutions, run on an NVIDIA GPU by bench/gpu_mutants.py (no GPU in CI).
@@ -200,4 +212,9 @@ CUDA_MUTANTS = [
      "return d.smem_per_sm / blocks / 128 * 128;", "blocks per SM"),
     ("a03-cuda-tail-lanes-unbounded", "labs/A03/cuda/divergence.cu",
      "  if (i >= n) return;\n", "", "past the end of out"),
+    ("b02-cuda-round-truncates", "labs/B02/cuda/accumulate.cu",
+     "return bits_f32((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);", "return bits_f32(b & 0xFFFF0000u);",
+     "wrong finite value"),
+    ("b02-cuda-gemm-store-unguarded", "labs/B02/cuda/gemm_accum.cu",
+     "if (row < M && col < N) C[(size_t)row * N + col] = acc;", "C[(size_t)row * N + col] = acc;", "past the end of C"),
 ]

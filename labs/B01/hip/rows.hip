@@ -207,7 +207,8 @@ void reference(const std::string& v, const std::vector<float>& x, const std::vec
 
 // Softmax outputs are near 1 / cols: float32 exp and a sum of cols terms keep a relative error of
 // a few 1e-7 times log2(cols) at worst, inside rtol 1e-5. Layernorm outputs are of order 1: atol 1e-5.
-double atol(const std::string& v) { return v == "layernorm" ? 1e-5 : 1e-9; }
+// Not named atol: a const char* argument would call the C library's atol (string to long), which returns 0.
+double abs_tol(const std::string& v) { return v == "layernorm" ? 1e-5 : 1e-9; }
 
 // Every variant on a fresh input in [-4, 4) with one element of 100 (exp(100) is past float32's
 // range: a softmax that does not subtract the maximum fails), outputs poisoned first.
@@ -234,7 +235,7 @@ void verify(int rows, int cols, uint64_t seed) {
     launch(v, dx, dw, db, dy, rows, cols);
     TUTOR_CHECK_LAUNCH();
     TUTOR_CHECK(hipMemcpy(got.data(), dy, n * sizeof(float), hipMemcpyDeviceToHost));
-    tutor::check_close("rows", v, size, got.data(), ref.data(), n, seed, atol(v), 1e-5, cols);
+    tutor::check_close("rows", v, size, got.data(), ref.data(), n, seed, abs_tol(v), 1e-5, cols);
   }
   tutor::guarded_free(dx);
   tutor::guarded_free(dw);
@@ -271,7 +272,7 @@ void bench(int rows, int cols, const char* suffix, uint64_t seed) {
     tutor::measure("rows", name.c_str(), "bandwidth", tutor::gbps(8.0 * n, ms), "GB/s", ceiling, moved, ms);
     reference(v, x, w, b, ref, rows, cols);
     TUTOR_CHECK(hipMemcpy(got.data(), dy, bytes, hipMemcpyDeviceToHost));
-    tutor::check_close("rows", (name + "_bench").c_str(), size, got.data(), ref.data(), n, seed, atol(v), 1e-5, cols);
+    tutor::check_close("rows", (name + "_bench").c_str(), size, got.data(), ref.data(), n, seed, abs_tol(v), 1e-5, cols);
   }
   TUTOR_CHECK(hipFree(dx));
   TUTOR_CHECK(hipFree(dw));

@@ -91,6 +91,23 @@ def test_time_of_a_copy_of_the_rows():
     states("B01", f"{nbytes / MI300X_BW * 1e6:.0f} µs", near="| MI300X |", files="5-performance.md")
 
 
+def test_issue_budget_of_a_warp():
+    units = hardware.value("h200", "units")
+    clock = fusion.fp32_clock(hardware.peak("h200", "fp32"), units)
+    per_warp = 32 * 2 * 16  # 32 threads, one float4 in and one out
+    budget = fusion.issue_budget_per_warp(per_warp, H200_BW, units, clock)
+    warps = N // 4 // 32
+    near = "issue slots"
+    states("B01", f"{clock / 1e9:.2f} GHz", near=near, files="5-performance.md")
+    states("B01", f"{units * 4 * clock / 1e12:.2f} × 10¹²", near=near, files="5-performance.md")
+    states("B01", f"{per_warp:,} bytes", near=near, files="5-performance.md")
+    states("B01", f"{H200_BW / per_warp / 1e9:.2f} × 10⁹", near=near, files="5-performance.md")
+    states("B01", f"issue {budget:.0f} warp instructions", near=near, files="5-performance.md")
+    states("B01", f"{budget * warps / 1e6:.0f} million", near=near, files="5-performance.md")
+    assert warps == 2**21
+    states("B01", "2²¹ warps", near=near, files="5-performance.md")
+
+
 # ---------------------------------------------------------------- softmax and layernorm
 def test_softmax_bytes_and_best_shares():
     three, online, one = (fusion.softmax_bytes(v) for v in ("three_pass", "online", "one_pass"))
@@ -167,6 +184,19 @@ def test_fusion_divides_the_time_by_about_k(recs):
 def test_fused_chain_reaches_the_copy(recs):
     for vendor in ("cuda", "triton"):
         assert share(rec(recs, f"B01/chain/fused_8/{vendor}")) >= 0.9
+
+
+def test_folded_constants_keep_the_chain_memory_bound(recs):
+    # k read at run time costs issue slots: more instructions than the budget the page derives, and a
+    # lower rate than the kernel with folded constants; the folded kernel fits the budget.
+    units = hardware.value("h200", "units")
+    clock = fusion.fp32_clock(hardware.peak("h200", "fp32"), units)
+    budget = fusion.issue_budget_per_warp(32 * 2 * 16, H200_BW, units, clock) * (N // 4 // 32)
+    folded = rec(recs, "B01/chain/chain_fused_k8.smsp__inst_executed.sum/cuda")["value"]
+    runtime = rec(recs, "B01/chain/chain_fused_runtime_k8.smsp__inst_executed.sum/cuda")["value"]
+    assert folded < budget < runtime, f"folded {folded:,.0f}, budget {budget:,.0f}, run time {runtime:,.0f}"
+    fast, slow = rec(recs, "B01/chain/fused_8/cuda"), rec(recs, "B01/chain/fused_runtime_8/cuda")
+    assert share(slow) < 0.8 * share(fast)
 
 
 def test_dram_bytes_of_one_launch(recs):

@@ -65,3 +65,16 @@ def best_share(bytes_per_element: float, floor: float = 2 * FLOAT) -> float:
     """The largest share of the copy ceiling a variant can reach when credited with `floor` bytes an
     element but moving `bytes_per_element` from memory."""
     return floor / bytes_per_element
+
+
+def issue_budget_per_warp(bytes_per_warp: float, bandwidth: float, units: int, clock_hz: float,
+                          schedulers: int = 4) -> float:
+    """Warp instructions the GPU can issue in the time one warp's bytes take at `bandwidth`: each of the
+    `schedulers` of each of `units` SMs issues at most one warp instruction a clock. A kernel that
+    executes more per warp cannot run at that bandwidth, whatever its FLOP count."""
+    return units * schedulers * clock_hz * bytes_per_warp / bandwidth
+
+
+def fp32_clock(fp32_peak: float, units: int, lanes_per_unit: int = 128) -> float:
+    """The clock an FP32 peak implies: each lane retires one fused multiply-add (2 FLOP) a clock."""
+    return fp32_peak / (units * lanes_per_unit * 2)

@@ -2,7 +2,7 @@
 // Operation j (j = 0, 1, ..., k - 1) is y = max(x * s_j + t_j, -1), with s_j = 1 - j / 32 and
 // t_j = (j mod 4) / 16 - 3 / 32: one fused multiply-add and one max, so memory bounds every variant.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90a -I labs/common/cuda labs/B01/cuda/chain.cu -o chain  // vendor-specific
-//   run:   ./chain            checks both variants, k = 1, 2, 4, 8, on odd sizes (bit for bit)
+//   run:   ./chain            checks the three variants, k = 1, 2, 4, 8, on odd sizes (bit for bit)
 //          ./chain --bench    GB/s of 8 bytes an element on 2^28 floats (1 GiB), with the copy ceiling
 #include "tutor_lab.cuh"  // vendor-specific
 
@@ -43,8 +43,16 @@ __global__ void __launch_bounds__(kBlock) op_step(const float* in, float* out, s
   chain_range(in, out, n, j, 1);
 }
 
-// fused: one launch for the whole chain; the k operations run on registers.
-__global__ void __launch_bounds__(kBlock) chain_fused(const float* in, float* out, size_t n, int k) {
+// fused: one launch for the whole chain; the k operations run on registers. K is a template
+// argument, so the loop unrolls and every s_j and t_j is a constant: 2 instructions an operation.
+template <int K>
+__global__ void __launch_bounds__(kBlock) chain_fused(const float* in, float* out, size_t n) {
+  chain_range(in, out, n, 0, K);
+}
+
+// The same fused kernel with k read at run time: each operation of each element also turns j into
+// s_j and t_j (a conversion, a multiply, integer and float steps) before its 2 instructions.
+__global__ void __launch_bounds__(kBlock) chain_fused_runtime(const float* in, float* out, size_t n, int k) {
   chain_range(in, out, n, 0, k);
 }
 
@@ -61,7 +69,28 @@ void unfused(const float* in, float* out, float* tmp, size_t n, int k) {
   }
 }
 
-void fused(const float* in, float* out, size_t n, int k) { chain_fused<<<grid(n), kBlock>>>(in, out, n, k); }
+void fused(const float* in, float* out, size_t n, int k) {
+  switch (k) {
+    case 1: chain_fused<1><<<grid(n), kBlock>>>(in, out, n); break;
+    case 2: chain_fused<2><<<grid(n), kBlock>>>(in, out, n); break;
+    case 4: chain_fused<4><<<grid(n), kBlock>>>(in, out, n); break;
+    case 8: chain_fused<8><<<grid(n), kBlock>>>(in, out, n); break;
+    default: std::fprintf(stderr, "chain: no fused kernel for k = %d\n", k); std::exit(2);
+  }
+}
+
+void fused_runtime(const float* in, float* out, size_t n, int k) {
+  chain_fused_runtime<<<grid(n), kBlock>>>(in, out, n, k);
+}
+
+// The three variants, in the order every loop below runs them.
+const char* const kVariants[] = {"unfused_", "fused_", "fused_runtime_"};
+
+void run(int variant, const float* in, float* out, float* tmp, size_t n, int k) {
+  if (variant == 0) unfused(in, out, tmp, n, k);
+  else if (variant == 1) fused(in, out, n, k);
+  else fused_runtime(in, out, n, k);
+}
 
 std::vector<float> reference(const std::vector<float>& in, int k) {
   std::vector<float> ref(in.size());
@@ -73,7 +102,7 @@ std::vector<float> reference(const std::vector<float>& in, int k) {
   return ref;
 }
 
-// Both variants for every chain length on fresh inputs in [-2, 2), outputs poisoned first: each
+// The three variants for every chain length on fresh inputs in [-2, 2), outputs poisoned first: each
 // operation rounds once, the same way on both sides, so the result must match bit for bit.
 void verify(size_t n, uint64_t seed) {
   std::vector<float> in(n), got(n);
@@ -86,14 +115,13 @@ void verify(size_t n, uint64_t seed) {
   const std::string size = std::to_string(n);
   for (int k : kChainLengths) {
     const std::vector<float> ref = reference(in, k);
-    for (int is_fused = 0; is_fused < 2; ++is_fused) {
+    for (int variant = 0; variant < 3; ++variant) {
       tutor::poison(dout, n * sizeof(float));
       tutor::poison(dtmp, n * sizeof(float));
-      if (is_fused) fused(din, dout, n, k);
-      else unfused(din, dout, dtmp, n, k);
+      run(variant, din, dout, dtmp, n, k);
       TUTOR_CHECK_LAUNCH();
       TUTOR_CHECK(cudaMemcpy(got.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost));
-      const std::string name = std::string(is_fused ? "fused_" : "unfused_") + std::to_string(k);
+      const std::string name = kVariants[variant] + std::to_string(k);
       tutor::check_close("chain", name.c_str(), size, got.data(), ref.data(), n, seed, 0, 0);
     }
   }
@@ -118,14 +146,11 @@ void bench(size_t n, uint64_t seed) {
   const double useful = 8.0 * n;
   for (int k : kChainLengths) {
     const std::vector<float> ref = reference(in, k);
-    for (int is_fused = 0; is_fused < 2; ++is_fused) {
-      const std::string name = std::string(is_fused ? "fused_" : "unfused_") + std::to_string(k);
+    for (int variant = 0; variant < 3; ++variant) {
+      const std::string name = kVariants[variant] + std::to_string(k);
       tutor::poison(dout, bytes);
-      float ms = tutor::timed_ms([&] {
-        if (is_fused) fused(din, dout, n, k);
-        else unfused(din, dout, dtmp, n, k);
-      });
-      const double moved = is_fused ? useful : useful * k;
+      float ms = tutor::timed_ms([&] { run(variant, din, dout, dtmp, n, k); });
+      const double moved = variant == 0 ? useful * k : useful;
       tutor::measure("chain", name.c_str(), "bandwidth", tutor::gbps(useful, ms), "GB/s", ceiling, moved, ms);
       TUTOR_CHECK(cudaMemcpy(got.data(), dout, bytes, cudaMemcpyDeviceToHost));
       tutor::check_close("chain", (name + "_bench").c_str(), std::to_string(n), got.data(), ref.data(), n, seed, 0, 0);

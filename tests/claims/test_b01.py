@@ -236,3 +236,19 @@ def test_compiled_variants_are_measured(recs):
     for key in ("chain/compiled_8", "rows/compiled_softmax", "rows/compiled_layernorm_unfused",
                 "rows/eager_layernorm_unfused", "rows/torch_layer_norm"):
         rec(recs, f"B01/{key}/triton")
+
+
+def test_what_the_rows_records_say(recs):
+    # the 16-byte loads gain little over the 4-byte ones
+    vec, scalar = rec(recs, "B01/rows/softmax_one_pass_vec/cuda"), rec(recs, "B01/rows/softmax_one_pass/cuda")
+    assert 0.97 <= vec["value"] / scalar["value"] <= 1.05
+    # the online softmax's DRAM reads: between one read of the input and two, about half the second from DRAM
+    one_read = 4 * ROWS * COLS
+    got = rec(recs, "B01/rows/softmax_online.dram__bytes_read.sum/cuda")["value"]
+    again = (got - one_read) / one_read
+    assert 0.3 <= again <= 0.7, f"{100 * again:.0f}% of the second read from DRAM, not about half"
+    # eager softmax takes the time of about 17 bytes an element against the one-pass kernel's 8
+    eager, one_pass = rec(recs, "B01/rows/torch_softmax/triton"), rec(recs, "B01/rows/softmax_one_pass/triton")
+    per_element = 8 * one_pass["value"] / eager["value"]
+    assert round(per_element) == 17, per_element
+    states("B01", "about 17 bytes an element", near="Eager softmax", files="5-performance.md")

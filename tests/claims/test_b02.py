@@ -326,3 +326,17 @@ def test_the_cuda_gemm_reference_is_the_model(tmp_path):
                     s = acc.add(s, a[i * K + k] * b[j * K + k], bf)  # the product is exact in fp32
                 want.append(acc.f32_bits(s))
     assert got == want
+
+
+def test_pairwise_kernels_against_the_littles_law_estimate(recs):
+    # the page: the CUDA kernels run at 2.4 to 2.6 times the one-load-in-flight estimate, the Triton ones below it
+    latency = rec(recs, "A03/occupancy/chase_latency/cuda")["value"] * 1e-9
+    estimate = LANES * BF16_BYTES / latency / 1e9  # GB/s
+    for v in ("bf16", "fp32"):
+        cuda = rec(recs, f"B02/accumulate/bw_pairwise_{v}/cuda")["value"] / estimate
+        assert 2.35 <= cuda <= 2.65, (v, cuda)
+        assert rec(recs, f"B02/accumulate/bw_pairwise_{v}/triton")["value"] < estimate
+    states("B02", "2.4 to 2.6 times", near="Little's law", files="5-performance.md")
+    # PyTorch's sum sits near the copy ceiling
+    torch_sum = rec(recs, "B02/accumulate/bw_torch_sum_fp32/triton")
+    assert torch_sum["value"] >= 0.85 * torch_sum["ceiling"]["value"]

@@ -32,3 +32,21 @@ def test_two_entries_that_would_write_one_record_are_an_error(tmp_path):
 def test_a_label_is_a_plain_name(tmp_path):
     found, problems = _load(tmp_path, ENTRY.format(skip=1, label=", label: 'k = 128'"))
     assert found == [] and [d.code for d in problems] == ["E513"]
+
+
+def test_cache_control_reaches_the_profiler_and_defaults_to_a_flush(tmp_path):
+    found, problems = _load(tmp_path, ENTRY.format(skip=1, label=", label: cold")
+                            + ENTRY.format(skip=1, label=", label: warm, cache_control: none"))
+    assert problems == []
+    cold, warm = found
+    assert (cold.cache_control, warm.cache_control) == ("all", "none")
+    for c, want in ((cold, "all"), (warm, "none")):
+        cmd = profile.ncu_command("./lab", c, tmp_path / "log.csv")
+        assert cmd[cmd.index("--cache-control") + 1] == want
+    assert profile.CACHE_CONTROL["none"] != profile.CACHE_CONTROL["all"]
+
+
+def test_an_unknown_cache_control_is_an_error(tmp_path):
+    found, problems = _load(tmp_path, ENTRY.format(skip=1, label=", cache_control: warm"))
+    assert found == [] and [d.code for d in problems] == ["E513"]
+    assert "cache_control must be one of: all, none" in problems[0].message

@@ -145,10 +145,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     quick = [o.target for o in outcomes if not o.skipped and o.target.vendor in ("triton", "python") and not tools.gpu]
     if quick and not args.quick:  # the runner adds --quick without a GPU: say so, and how to check every size
         print(f"no GPU here: {len(quick)} Triton/PyTorch lab(s) ran their --quick sizes (the interpreter is slow); "
-              f"`{_python()} {quick[0].source(args.exercise)}` checks every size the page lists")
+              "these commands check every size the page lists:")
+        for t in quick:
+            print(f"  {_full_size_command(t, args.exercise)}")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):
         print(f"recorded in {progress.PROGRESS}; `tutor labs status` lists what you have done")
     return code
+
+
+def _full_size_command(target: runner.LabTarget, exercise: bool) -> str:
+    """The command that runs one Triton or PyTorch lab at every size on a machine without a GPU. A Triton
+    lab needs the interpreter switched on before it imports triton, so the variable goes on the line."""
+    interpret = "TRITON_INTERPRET=1 " if target.vendor == "triton" else ""
+    return f"{interpret}{_python()} {target.source(exercise)}"
 
 
 def _python() -> str:
@@ -229,7 +238,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                  "unit": counted[m][1] or "count", "ceiling": {"name": "none (a profiler counter)", "value": 0,
                                                                "unit": counted[m][1] or "count"},
                  "note": f"{ncu}, one launch of {counted[m][2]} after {c.launch_skip} skipped, "
-                         f"arguments {' '.join(c.args) or '(none)'}"} for m in c.metrics])
+                         f"arguments {' '.join(c.args) or '(none)'}, {profile.CACHE_CONTROL[c.cache_control]}"}
+                for m in c.metrics])
             records += runner.records_from(root, target, outcome, tools)
     for r in _save_records(root, tools, records, args.course):
         print(f"  {record_key(r)}: {r['value']:,.0f} {r['unit']}")

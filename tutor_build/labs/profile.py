@@ -7,6 +7,8 @@ labs/<MODULE>/profile.yml lists what to count:
       launch_skip: 8            # launches of that kernel to let pass first (the checks' small sizes)
       args: [--bench]           # the lab's arguments for the profiled run
       metrics: [lts__t_requests_srcunit_tex_op_write.sum, lts__t_sectors_srcunit_tex_op_write.sum]
+      cache_control: all        # optional: all (Nsight Compute's default: caches flushed before the profiled
+                                # launch) or none (the caches as the program left them, for a warm working set)
 
 Each counter becomes a record with variant "<kernel>.<metric>" (key A02/transpose/naive_row.lts__...sum/cuda),
 its unit as Nsight Compute reports it, and no ceiling: a count is evidence for a mechanism, not a rate."""
@@ -25,6 +27,8 @@ from ..yamlio import load_yaml
 
 PROFILE_FILE = "labs/{module}/profile.yml"
 METRIC = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+# What the profiled launch finds in the caches, as the record's note says it.
+CACHE_CONTROL = {"all": "caches flushed before the launch", "none": "caches as the program left them"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Counters:
     metrics: tuple[str, ...]
     line: int
     label: str = ""  # names the records (<label>.<metric>) when two entries count one kernel; else the kernel
+    cache_control: str = "all"  # Nsight Compute flushes every cache before the profiled launch unless "none"
 
     @property
     def name(self) -> str:
@@ -75,10 +80,13 @@ def load(root: Path, module: str, labs: set[str]) -> tuple[list[Counters], list[
         label = item.get("label", "")
         if label and (not isinstance(label, str) or not re.fullmatch(r"[A-Za-z_]\w*", label)):
             why.append("label must be a plain name (letters, digits, _), e.g. sweep_k128")
+        cache = item.get("cache_control", "all")
+        if cache not in CACHE_CONTROL:
+            why.append(f"cache_control must be one of: {', '.join(CACHE_CONTROL)}")
         if why:
             problems += [error(rel, line, "E513", w) for w in why]
             continue
-        out.append(Counters(module, lab, kernel, skip, tuple(args), tuple(metrics), line, label))
+        out.append(Counters(module, lab, kernel, skip, tuple(args), tuple(metrics), line, label, cache))
     return _distinct(rel, out, problems)
 
 
@@ -100,7 +108,8 @@ def _distinct(rel: str, entries: list[Counters], problems: list[Diagnostic]) -> 
 
 def ncu_command(binary: str, c: Counters, log: Path) -> list[str]:
     # --clock-control none: the GPU keeps its own clocks, as in every other measurement of the course
-    return ["ncu", "--csv", "--clock-control", "none", "--log-file", str(log), "--metrics", ",".join(c.metrics), "-k", f"regex:^{c.kernel}(<|$)",
+    # --cache-control: "all" flushes every cache before the launch (a cold start); "none" leaves them as they are
+    return ["ncu", "--csv", "--clock-control", "none", "--cache-control", c.cache_control, "--log-file", str(log), "--metrics", ",".join(c.metrics), "-k", f"regex:^{c.kernel}(<|$)",
             "--launch-skip", str(c.launch_skip), "--launch-count", "1", binary, *c.args]
 
 

@@ -35,8 +35,9 @@ __device__ void copy_body(const float* __restrict__ in, float* __restrict__ out,
 // One kernel per variant, named after it (so that the profiler can pick each one out): the
 // loads in flight per thread, and the blocks of 4 warps each SM may hold (16 blocks = 64 warps =
 // 100% of a Hopper SM's warp slots; 8 = 50%, ..., 1 = 6.25%). ILP 8 at 16 blocks is left out:
-// it needs 32 registers of data alone per thread, and 100% occupancy allows 65,536 / 2,048 = 32
-// registers per thread in all.
+// it needs 32 registers of data alone per thread, and 100% occupancy of a Hopper SM allows
+// 65,536 / 2,048 = 32 registers per thread in all (a CDNA 3 CU would allow 64 VGPRs at 100%, but the
+// HIP sweep keeps the CUDA variants).
 #define TUTOR_COPY(name, ilp) \
   __global__ void __launch_bounds__(kThreads) name(const float* in, float* out, size_t n) { copy_body<ilp>(in, out, n); }
 TUTOR_COPY(occ100_ilp1, 1) TUTOR_COPY(occ100_ilp2, 2) TUTOR_COPY(occ100_ilp4, 4)

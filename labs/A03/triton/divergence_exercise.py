@@ -47,10 +47,12 @@ def branch_kernel(x_ptr, y_ptr, n, MODE: tl.constexpr, STEPS: tl.constexpr, BLOC
     elif MODE == 1:  # where_lane
         # TODO 1: elements at odd offsets take path B (x * -0.998 + 0.002), the others path A, chosen
         #         element by element with one select of the two chains' results.
+        #         Until then `y = x` is a placeholder, and where_lane fails its check on every size.
         y = x
     else:  # if_program
         # TODO 2: every element of an odd-numbered program takes path B, of an even one path A, decided
         #         by one scalar test for the whole program, so that each program runs one chain only.
+        #         Until then `y = x` is a placeholder, and if_program fails its check on every size.
         y = x
     tl.store(y_ptr + offs, y, mask=mask)
 

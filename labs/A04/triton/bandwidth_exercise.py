@@ -5,8 +5,8 @@ arithmetic intensity at which a stream stops being limited by them.
     read_<set>  the grid streams one set of 4 MiB to 2 GiB with L2-only loads (cache_modifier=".cg")
     fma_k<K>    the 1 GiB stream with K dependent multiply-adds on every float: K/2 FLOP per byte
 
-    python labs/A04/triton/bandwidth.py            check every kernel against the CPU on odd sizes
-    python labs/A04/triton/bandwidth.py --bench    GB/s per level, TFLOP/s per intensity, with the copy ceiling
+    python labs/A04/triton/bandwidth_exercise.py            check every kernel against the CPU on odd sizes
+    python labs/A04/triton/bandwidth_exercise.py --bench    GB/s per level, TFLOP/s per intensity, with the copy ceiling
 """
 
 import pathlib

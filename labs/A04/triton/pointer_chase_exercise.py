@@ -5,8 +5,8 @@ One program follows a random cycle through a buffer of int32 slots; each hop lan
 per hop is the latency of whichever level holds the set. Triton has no explicit shared memory, so
 the shared-memory chase of the CUDA and HIP labs has no counterpart here.
 
-    python labs/A04/triton/pointer_chase.py            check the cycle and the chase on small buffers
-    python labs/A04/triton/pointer_chase.py --bench    ns per load from 16 KiB to 4 GiB
+    python labs/A04/triton/pointer_chase_exercise.py            check the cycle and the chase on small buffers
+    python labs/A04/triton/pointer_chase_exercise.py --bench    ns per load from 16 KiB to 4 GiB
 """
 
 import pathlib

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from prose import states
+from prose import never_states, states
 from tutor_build.measurements import records
 from tutor_build.models import fusion, hardware
 
@@ -247,8 +247,21 @@ def test_what_the_rows_records_say(recs):
     got = rec(recs, "B01/rows/softmax_online.dram__bytes_read.sum/cuda")["value"]
     again = (got - one_read) / one_read
     assert 0.3 <= again <= 0.7, f"{100 * again:.0f}% of the second read from DRAM, not about half"
-    # eager softmax takes the time of about 17 bytes an element against the one-pass kernel's 8
+    # eager softmax is slower, but the page does not blame extra passes: it holds the row in shared memory
     eager, one_pass = rec(recs, "B01/rows/torch_softmax/triton"), rec(recs, "B01/rows/softmax_one_pass/triton")
-    per_element = 8 * one_pass["value"] / eager["value"]
-    assert round(per_element) == 17, per_element
-    states("B01", "about 17 bytes an element", near="Eager softmax", files="5-performance.md")
+    assert eager["value"] < 0.6 * one_pass["value"]
+    para = states("B01", "its gap is not extra passes", near="**Eager softmax**", files="5-performance.md")
+    assert "A hypothesis, not measured here" in para
+    never_states("B01", "near the 16 of a three-pass form")
+
+
+def test_headline_relations_for_both_vendors(recs):
+    # the CUDA one-pass softmax, too, is at least twice eager torch.softmax (measured in another process)
+    torch_softmax = rec(recs, "B01/rows/torch_softmax/triton")["value"]
+    best_cuda = max(rec(recs, f"B01/rows/{v}/cuda")["value"] for v in ("softmax_one_pass", "softmax_one_pass_vec"))
+    assert best_cuda >= 2 * torch_softmax
+    # "torch.compile fuses the whole chain": within 10% of the hand-fused Triton kernel at every k
+    for k in (1, 2, 4, 8):
+        compiled = rec(recs, f"B01/chain/compiled_{k}/triton")["value"]
+        assert compiled >= 0.9 * rec(recs, f"B01/chain/fused_{k}/triton")["value"], k
+    states("B01", "fuses the whole chain", near="`torch.compile`", files="5-performance.md")

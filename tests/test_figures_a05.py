@@ -86,5 +86,15 @@ def test_lookback_snapshot_is_the_model_state(figs):
     assert f"tiles {run[0]} to {run[-1]} are running" in alt
     walk = ", ".join(str(j) for j in range(args["focus"] - 1, args["focus"] - 1 - reads, -1))
     assert walk.rsplit(", ", 1)[0] + " and " + walk.rsplit(", ", 1)[1] in alt
+    # the arrows are later reads: the last word read is not yet a prefix at the instant drawn, and is one when
+    # read (the model's rule), so the figure and its words must say so, not imply the walk ends at tile 3
+    last = args["focus"] - reads
+    assert states_now[last] != reduction.PREFIX
+    assert sim[last].prefix_at <= sim[args["focus"]].prefix_at - args["read"]
+    assert f"tile {last}, drawn as it is now, holds its inclusive prefix by the time it is read" in " ".join(
+        texts(root))
+    assert f"tile {last}, an aggregate at the instant drawn, holds its inclusive prefix" in " ".join(alt.split())
+    assert f"the walk stops at tile {last}, which has its prefix by then, not at tile {prefix[-1]}" in " ".join(
+        figs["lookback-states"].caption.split())
     steady = {t.reads for t in sim[args["tiles"] // 2:]}
     assert steady == {reads} and f"settles at {reads} words" in figs["lookback-states"].caption

@@ -96,7 +96,7 @@ def lookback_states(tiles: int = 16, time: float = 12.0, focus: int = 12, stagge
     states = [reduction.status_at(t, time) for t in sim]
     x0 = 16
     cell = (W - 2 * x0) / tiles
-    c = Canvas(W, 300)
+    c = Canvas(W, 320)
     c.text(x0, 22, f"The tile words at one instant ({tiles} tiles)", bold=True, size=15)
     fills = {None: "grid", reduction.INVALID: "bg", reduction.AGGREGATE: "s2", reduction.PREFIX: "s1"}
     names = {None: "not started", reduction.INVALID: "running, nothing published",
@@ -117,9 +117,17 @@ def lookback_states(tiles: int = 16, time: float = 12.0, focus: int = 12, stagge
         jx = x0 + (j + 0.5) * cell
         c.line(prev, y + 44 + 6 * (k + 1), jx, y + 44 + 6 * (k + 1), stroke="s4", width=2, arrow=True)
         prev = jx
-    c.text(x0, yw + 44, "adding aggregates until an inclusive prefix ends the walk", size=14, fill="muted")
+    # the reads come after the instant drawn: the last word read may hold its prefix only by then
+    last = walk[-1] if walk else None
+    if last is not None and states[last] != reduction.PREFIX:
+        notes = [f"the reads come after this instant: tile {last}, drawn as it is now,",
+                 "holds its inclusive prefix by the time it is read, which ends the walk"]
+    else:
+        notes = ["adding aggregates until an inclusive prefix ends the walk"]
+    for k, note in enumerate(notes):
+        c.text(x0, yw + 44 + 20 * k, note, size=14, fill="muted")
     # legend
-    ly = yw + 78
+    ly = yw + 78 + 20 * (len(notes) - 1)
     for k, st in enumerate((reduction.PREFIX, reduction.AGGREGATE, reduction.INVALID, None)):
         lx = x0 + (k % 2) * 270
         yy = ly + (k // 2) * 28

@@ -108,7 +108,7 @@ DEVICES: dict[str, dict[str, Any]] = {
         "vgprs_per_simd_lane": Spec(512, "VGPRs/lane/SIMD", _LLVM_OCC,
                                     "unified VGPR+AGPR file of gfx90a/gfx94x"),
         "vgpr_alloc_unit": Spec(8, "VGPRs", _LLVM_OCC),
-        "max_regs_per_thread": Spec(512, "VGPRs/work-item", _LLVM_OCC),
+        "max_regs_per_thread": Spec(512, "VGPRs/work-item: 256 architected + 256 accumulation (AccVGPR)", _LLVM_OCC),
         "shared_per_unit": Spec(64 * KIB, "bytes LDS/CU", _ROCM_SPECS),
         "shared_per_block_max": Spec(64 * KIB, "bytes LDS/workgroup", _ROCM_SPECS),
         "max_threads_per_block": Spec(1024, "work-items/workgroup", _ROCM_SPECS),
@@ -122,7 +122,7 @@ DEVICES: dict[str, dict[str, Any]] = {
                         "Infinity Fabric link: 128 GB/s counted both directions"),
         "peak": {
             "fp64": Spec(163.4e12, "FLOP/s", _MI300X, "FP64 matrix"),
-            "fp32": Spec(163.4e12, "FLOP/s", _MI300X, "FP32 matrix"),
+            "fp32": Spec(163.4e12, "FLOP/s", _MI300X, "FP32 vector, the same as FP32 matrix"),
             "tf32": Spec(653.7e12, "FLOP/s", _MI300X),
             "bf16": Spec(1307.4e12, "FLOP/s", _MI300X),
             "fp8": Spec(2614.9e12, "FLOP/s", _MI300X),

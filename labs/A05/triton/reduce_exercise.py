@@ -10,6 +10,7 @@ Two variants and the library call they are measured against:
   torch_sum torch.sum on the same tensor, timed in the same run (bench only)
 
     python labs/A05/triton/reduce_exercise.py            check both variants on odd sizes
+    TRITON_INTERPRET=1 python labs/A05/triton/reduce_exercise.py   the same on a CPU (set before triton is imported)
     python labs/A05/triton/reduce_exercise.py --bench    GB/s read on 2^28 floats (1 GiB), with the copy ceiling
 """
 

@@ -10,6 +10,7 @@ The inclusive prefix sum y[i] = x[0] + ... + x[i] of n float32 values.
   torch_cumsum      torch.cumsum on the same tensor, timed in the same run (bench only)
 
     python labs/A05/triton/scan_exercise.py            check both variants on odd sizes
+    TRITON_INTERPRET=1 python labs/A05/triton/scan_exercise.py   the same on a CPU (set before triton is imported)
     python labs/A05/triton/scan_exercise.py --bench    GB/s on 2^28 floats (bytes read + written once), with the copy ceiling
 """
 

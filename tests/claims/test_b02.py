@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prose import states  # noqa: E402
+from prose import never_states, states  # noqa: E402
 
 from tutor_build.measurements import records  # noqa: E402
 from tutor_build.models import accumulation as acc  # noqa: E402
@@ -124,7 +124,90 @@ def test_range_and_loss_scaling():
 
 
 def test_tf32_unit_roundoff():
-    states("B02", f"{acc.TF32.unit_roundoff:.3g}", near="A tensor core's", files="2-first-principles.md")
+    near = "A tensor core's"
+    states("B02", f"{acc.TF32.unit_roundoff:.3g}", near=near, files="2-first-principles.md")
+    assert acc.TF32.unit_roundoff == 2.0 ** -11 and acc.TF32.epsilon == 2.0 ** -10  # rounded vs cut off
+    para = states("B02", "$2^{-10}$", near=near, files="2-first-principles.md")
+    assert "$u = 2^{-11}$" in para and "Neither source says whether" in para
+    states("B02", "$2^{-10}$", near="TF32 trades 13 mantissa bits", files="6-tradeoffs.md")
+    assert acc.FP32.mantissa_bits - acc.TF32.mantissa_bits == 13
+
+
+def truncate_bf16(x: float) -> float:
+    """fp32 -> bf16 by keeping the top 16 bits of the pattern (bits >> 16): round toward zero."""
+    return acc.bits_f32(acc.f32_bits(acc.f32(x)) & 0xFFFF0000)
+
+
+def test_round_toward_zero_and_stochastic_rounding():
+    import random
+    near = "Toward zero (truncation)"
+    rng = random.Random(7)
+    xs = [acc.f32(rng.uniform(1.0, 1e6)) for _ in range(20000)]
+    rel = [(x - truncate_bf16(x)) / x for x in xs]
+    eps = acc.BF16.epsilon  # 2^-m = 2u
+    assert all(0.0 <= r < eps for r in rel)  # always towards zero, below a whole gap
+    assert max(rel) > 0.9 * eps  # and the whole gap is reached, twice round to nearest's u
+    assert all(abs(acc.round_bf16(x) - x) / x <= acc.BF16.unit_roundoff for x in xs)
+    gaps = [2.0 ** (math.floor(math.log2(x)) - acc.BF16.mantissa_bits) for x in xs]
+    mean_loss = sum((x - truncate_bf16(x)) / g for x, g in zip(xs, gaps)) / len(xs)
+    assert 0.45 < mean_loss < 0.55  # "half a gap on average"
+    para = states("B02", "2u = 2^{-m}", near=near, files="2-first-principles.md")
+    assert "half a gap on average" in para
+    assert truncate_bf16(257.0) == 256.0 == acc.BF16.stall  # the stall stays at 256
+    states("B02", "258", near=near, files="2-first-principles.md")
+    # stochastic: at 256 the gap is 2, 257 is half-way, so up with probability 1/2; the mean gain is 1 per add
+    gap = 2.0
+    p_up = (257.0 - 256.0) / gap
+    assert p_up * 258 + (1 - p_up) * 256 == 257.0
+    states("B02", "258", near="Stochastic rounding.", files="2-first-principles.md")
+
+
+def test_bf16_dot_product_stops_at_exactly_256():
+    """Inputs in [0, 1) rounded to bf16 give products of at most 1, half the gap at 256: the sum never passes
+    256, and once the exact sum is far past it the error is 1 - 256 / (K / 4) = 1 - 1024 / K."""
+    import random
+    half_gap_at_stall = 2.0 ** (math.log2(acc.BF16.stall) - acc.BF16.mantissa_bits) / 2
+    assert half_gap_at_stall == 1.0 and acc.round_bf16(acc.f32(1 - 2 ** -12)) == 1.0  # an input can reach 1
+    assert acc.add(256.0, 1.0, True) == 256.0  # the largest product is the tie
+    rng = random.Random(3)
+    for _ in range(4):
+        s = 0.0
+        for _ in range(4096):
+            s = acc.add(s, acc.round_bf16(rng.random()) * acc.round_bf16(rng.random()), True)
+        assert s == 256.0
+    near = "the lab's GEMM measures both"
+    for k in (4096, 16384):
+        states("B02", f"{1 - 256 / (k / 4):g}", near=near, files="2-first-principles.md")
+        states("B02", f"{k:,}", near=near, files="2-first-principles.md")
+    states("B02", "256", near="At $s = 256$ it stops for good", files="2-first-principles.md")
+
+
+def test_the_fp32_accumulator_stays_below_sqrt_k_u(recs):
+    u = acc.FP32.unit_roundoff
+    for vendor in ("cuda", "triton"):
+        for k in (256, 1024, 4096, 16384):
+            err = rec(recs, f"B02/gemm_accum/err_fp32acc_k{k}/{vendor}")["value"]
+            assert 0.05 * math.sqrt(k) * u < err < math.sqrt(k) * u, (vendor, k, err)  # below, but not far below
+            assert err < 0.01 * k * u  # "far below K u"
+    states("B02", "below $\\sqrt{K}\\,u$", near="far below $K u$", files="2-first-principles.md")
+    para = states("B02", "$\\sqrt{K}$", near="with fp32 the error is bounded", files="9-self-assessment.md")
+    assert "stays below $\\sqrt{K}$ times $2^{-24}$" in para
+    never_states("B02", "near $\\sqrt{K}\\,u$ to $K u$")
+    never_states("B02", "near $\\sqrt{K}$ to $K$")
+
+
+def test_bf16_gemm_error_is_the_stall_at_256(recs):
+    for vendor in ("cuda", "triton"):
+        for k in (4096, 16384):
+            err = rec(recs, f"B02/gemm_accum/err_bf16acc_k{k}/{vendor}")["value"]
+            assert abs(err - (1 - 1024 / k)) < 1e-3, (vendor, k, err)
+
+
+def test_cublas_error_is_above_the_lab_fp32_chain(recs):
+    for k in (256, 1024, 4096, 16384):
+        blas = rec(recs, f"B02/gemm_accum/err_blas_k{k}/cuda")["value"]
+        assert blas > rec(recs, f"B02/gemm_accum/err_fp32acc_k{k}/cuda")["value"], k
+    states("B02", "every $K$", near="The cuBLAS column is larger", files="5-performance.md")
 
 
 # ---------------------------------------------------------------- section 5: the counts
@@ -143,6 +226,37 @@ def test_ridge_points_and_intensity():
            files="5-performance.md")
     states("B02", f"{hardware.peak('mi300x', 'bf16') / hardware.value('mi300x', 'hbm_bw'):.0f}", near=near,
            files="5-performance.md")
+
+
+def test_triton_pairwise_shape():
+    import re
+    src = (ROOT / "labs/B02/triton/accumulate.py").read_text()
+    lanes = eval(re.search(r"^LANES = (.+?)  #", src, re.M).group(1))
+    block = int(re.search(r"^BLOCK = (\d+)", src, re.M).group(1))
+    assert lanes == LANES and "strided_kernel[(LANES // BLOCK,)]" in src and "num_warps" not in src
+    threads = 4 * 32  # Triton's default of 4 warps a program
+    near = "Triton's `strided_kernel`"
+    states("B02", f"{lanes // block} programs of {block:,} lanes", near=near, files="5-performance.md")
+    states("B02", f"{hardware.value('h200', 'units'):.0f} SMs", near=near, files="5-performance.md")
+    states("B02", f"{block // threads} lanes to a thread", near=near, files="5-performance.md")
+    states("B02", f"{int(math.log2(LANES))} launches", near=near, files="5-performance.md")
+
+
+def test_rounding_instructions_per_element(recs):
+    metric = "smsp__sass_thread_inst_executed_op_integer_pred_on.sum"
+    fp = rec(recs, f"B02/accumulate/serial_fp32.{metric}/cuda")["value"]
+    bf = rec(recs, f"B02/accumulate/serial_bf16.{metric}/cuda")["value"]
+    kahan = rec(recs, f"B02/accumulate/kahan_bf16.{metric}/cuda")["value"]
+    near = "Per element"
+    states("B02", f"{(bf - fp) / MILLION:.0f} integer instructions", near=near, files="5-performance.md")
+    states("B02", f"step {(kahan - fp) / MILLION:.0f}", near=near, files="5-performance.md")
+    assert (bf - fp) % MILLION == 0 and (kahan - fp) % MILLION == 0
+    g_fp = rec(recs, f"B02/gemm_accum/gemm_fp32acc.{metric}/cuda")["value"]
+    g_bf = rec(recs, f"B02/gemm_accum/gemm_bf16acc.{metric}/cuda")["value"]
+    ffma = rec(recs, "B02/gemm_accum/gemm_bf16acc.smsp__sass_thread_inst_executed_op_ffma_pred_on.sum/cuda")["value"]
+    states("B02", f"about {(g_bf - g_fp) / ffma:.0f} more", near="summed\nover all the threads".replace("\n", " "),
+           files="5-performance.md")
+    states("B02", "summed over all threads", near="warp instructions", files="5-performance.md")
 
 
 def test_littles_law_estimate():

@@ -21,8 +21,10 @@ HINTS = {
                   "past the end (or before the start) of an input. Check the bounds on the loads.",
     "nan_or_inf": "some elements are NaN or Inf where the reference is finite: a value read from outside "
                   "an input, a division by zero, or an overflow.",
-    "wrong_value": "every element was written, but some hold the wrong value: check the index arithmetic "
-                   "(rows or columns, strides, the program's offset) and the operation itself.",
+    "wrong_value": "every element was written, but some hold the wrong value. Check the arithmetic first: a "
+                   "TODO still as it came (its placeholder returns a plausible value), the order of the "
+                   "operations, a rounding, a mask that lets padding into a sum; then the index arithmetic "
+                   "(rows or columns, strides, the program's offset).",
     "shape": "the output has the wrong shape: check how it is allocated.",
 }
 

@@ -92,11 +92,11 @@ def _course() -> Course:
 
 def test_module_mentions_link_written_modules_and_mark_planned_ones():
     course = _course()
-    text = "See A02 for sectors and B01 for fusion; `B01` in code and [B01](x.md) stay."
+    text = "See A02 for sectors and B05 for collectives; `B05` in code and [B05](x.md) stay."
     out = link_modules(text, course, "modules/A01-gpu-mental-model.md", own_id="A01")
     assert "[A02](A02-memory-coalescing.md)" in out
-    assert '<span class="tutor-planned" title="B01 Fusion and memory-bound operators: planned, not written yet">B01 (planned)</span>' in out
-    assert "`B01`" in out and "[B01](x.md)" in out
+    assert '<span class="tutor-planned" title="B05 Collective communication: planned, not written yet">B05 (planned)</span>' in out
+    assert "`B05`" in out and "[B05](x.md)" in out
     assert mentions("A01 itself and A04\n```\nA05\n```\n# A06 heading") == [(1, "A01"), (1, "A04")]
 
 

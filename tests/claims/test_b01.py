@@ -19,7 +19,7 @@ import pytest
 
 from prose import never_states, states
 from tutor_build.measurements import records
-from tutor_build.models import fusion, hardware
+from tutor_build.models import fusion, hardware, hierarchy
 
 ROOT = Path(__file__).parents[2]
 CHAIN_CU = (ROOT / "labs/B01/cuda/chain.cu").read_text(encoding="utf-8")
@@ -46,6 +46,13 @@ MI300X_BW = hardware.value("mi300x", "hbm_bw")
 H200_RIDGE = hardware.peak("h200", "fp32") / H200_BW
 MI300X_RIDGE = hardware.peak("mi300x", "fp32") / MI300X_BW
 OP_FLOP = 3  # a fused multiply-add (2) and a maximum (1), the chain's operation in both labs
+WARP_BYTES = 32 * 2 * 16  # a warp of the chain lab: 32 threads, one float4 in and one out
+
+
+def issue_budget_per_warp() -> float:
+    """Warp instructions the H200 can issue while one warp's bytes move at the datasheet bandwidth."""
+    return fusion.issue_budget_per_warp(WARP_BYTES, H200_BW, hardware.value("h200", "units"),
+                                        hierarchy.hopper_fp32_clock("h200"))
 
 
 def test_the_labs_use_the_sizes_the_page_derives_with():
@@ -92,10 +99,9 @@ def test_time_of_a_copy_of_the_rows():
 
 
 def test_issue_budget_of_a_warp():
-    units = hardware.value("h200", "units")
-    clock = fusion.fp32_clock(hardware.peak("h200", "fp32"), units)
-    per_warp = 32 * 2 * 16  # 32 threads, one float4 in and one out
-    budget = fusion.issue_budget_per_warp(per_warp, H200_BW, units, clock)
+    units, clock = hardware.value("h200", "units"), hierarchy.hopper_fp32_clock("h200")
+    per_warp = WARP_BYTES
+    budget = issue_budget_per_warp()
     warps = N // 4 // 32
     near = "issue slots"
     states("B01", f"{clock / 1e9:.2f} GHz", near=near, files="5-performance.md")
@@ -189,9 +195,7 @@ def test_fused_chain_reaches_the_copy(recs):
 def test_folded_constants_keep_the_chain_memory_bound(recs):
     # k read at run time costs issue slots: more instructions than the budget the page derives, and a
     # lower rate than the kernel with folded constants; the folded kernel fits the budget.
-    units = hardware.value("h200", "units")
-    clock = fusion.fp32_clock(hardware.peak("h200", "fp32"), units)
-    budget = fusion.issue_budget_per_warp(32 * 2 * 16, H200_BW, units, clock) * (N // 4 // 32)
+    budget = issue_budget_per_warp() * (N // 4 // 32)
     folded = rec(recs, "B01/chain/chain_fused_k8.smsp__inst_executed.sum/cuda")["value"]
     runtime = rec(recs, "B01/chain/chain_fused_runtime_k8.smsp__inst_executed.sum/cuda")["value"]
     assert folded < budget < runtime, f"folded {folded:,.0f}, budget {budget:,.0f}, run time {runtime:,.0f}"

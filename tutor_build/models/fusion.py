@@ -74,7 +74,3 @@ def issue_budget_per_warp(bytes_per_warp: float, bandwidth: float, units: int, c
     executes more per warp cannot run at that bandwidth, whatever its FLOP count."""
     return units * schedulers * clock_hz * bytes_per_warp / bandwidth
 
-
-def fp32_clock(fp32_peak: float, units: int, lanes_per_unit: int = 128) -> float:
-    """The clock an FP32 peak implies: each lane retires one fused multiply-add (2 FLOP) a clock."""
-    return fp32_peak / (units * lanes_per_unit * 2)

@@ -3,7 +3,8 @@
 //   build: nvcc -O3 -std=c++17 -arch=sm_90a -I labs/common/cuda labs/B03/cuda/attention_exercise.cu -o attention  // vendor-specific
 //   run:   ./attention            checks both paths, causal and not, on odd lengths against a float64 reference
 //          ./attention --bench    GB/s of each path at n = 1024, 2048, 4096 (16 heads, d = 64), with the
-//                                 copy ceiling measured in the same run; --seqs 2048 picks one length
+//                                 copy ceiling measured in the same run; --seqs 2048 picks one length,
+//                                 --once launches each path once untimed (for Nsight Compute)
 //  naive   three kernels: naive_scores writes the n x n scores S to memory, naive_softmax reads S and
 //          writes P, naive_pv reads P and V and writes O (4 n^2 floats of traffic a head, besides Q, K, V, O)
 //  tiled   one kernel: each thread owns one query row; the block walks K and V in tiles held in shared
@@ -257,8 +258,9 @@ void verify(int heads, int n, uint64_t seed) {
 // Each path is credited with the bytes it must move at least (its model, tutor_build/models/attention_io.py):
 // naive 4 (4 n d + 4 n^2) bytes a head (Q, K read; S written, read; P written, read; V read; O written),
 // tiled 4 (4 n d) (Q, K, V read once, O written once). The copy ceiling counts bytes read plus written.
-// Non-causal only; each timed result is checked on the first 64 rows of head 0.
-void bench(int heads, int n, uint64_t seed) {
+// Non-causal only; each timed result is checked on the first 64 rows of head 0. `once` (--once, for the
+// profiler) launches each path once, checked, and records nothing.
+void bench(int heads, int n, bool once, uint64_t seed) {
   const size_t elems = (size_t)heads * n * kDim, scores = (size_t)heads * n * n;
   std::vector<float> q(elems), k(elems), v(elems), got(elems), ref(elems);
   tutor::fill_random(q, seed, -3.0f, 3.0f);
@@ -274,17 +276,22 @@ void bench(int heads, int n, uint64_t seed) {
   TUTOR_CHECK(cudaMemcpy(dq, q.data(), elems * sizeof(float), cudaMemcpyHostToDevice));
   TUTOR_CHECK(cudaMemcpy(dk, k.data(), elems * sizeof(float), cudaMemcpyHostToDevice));
   TUTOR_CHECK(cudaMemcpy(dv, v.data(), elems * sizeof(float), cudaMemcpyHostToDevice));
-  const tutor::Ceiling ceiling = tutor::copy_ceiling(scores * sizeof(float));
+  const tutor::Ceiling ceiling = once ? tutor::Ceiling{"none", 0.0, "GB/s"} : tutor::copy_ceiling(scores * sizeof(float));
   const int rows = std::min(n, 64);  // the rows checked: the first 64 of head 0
   reference(q, k, v, ref, 1, n, 0, rows);
   const std::string size = std::to_string(heads) + "x" + std::to_string(n) + "x" + std::to_string(kDim);
   for (const char* variant : kVariants) {
     const std::string name = std::string(variant) + "_s" + std::to_string(n);
     tutor::poison(dout, elems * sizeof(float));
-    const float ms = tutor::timed_ms([&] { launch(variant, dq, dk, dv, ds, dp, dout, heads, n, 0); });
-    const double nd = (double)heads * n * kDim, nn = (double)heads * n * n;
-    const double moved = std::string(variant) == "naive" ? 4.0 * (4.0 * nd + 4.0 * nn) : 4.0 * (4.0 * nd);
-    tutor::measure("attention", name.c_str(), "bandwidth", tutor::gbps(moved, ms), "GB/s", ceiling, moved, ms);
+    if (once) {
+      launch(variant, dq, dk, dv, ds, dp, dout, heads, n, 0);
+      TUTOR_CHECK_LAUNCH();
+    } else {
+      const float ms = tutor::timed_ms([&] { launch(variant, dq, dk, dv, ds, dp, dout, heads, n, 0); });
+      const double nd = (double)heads * n * kDim, nn = (double)heads * n * n;
+      const double moved = std::string(variant) == "naive" ? 4.0 * (4.0 * nd + 4.0 * nn) : 4.0 * (4.0 * nd);
+      tutor::measure("attention", name.c_str(), "bandwidth", tutor::gbps(moved, ms), "GB/s", ceiling, moved, ms);
+    }
     TUTOR_CHECK(cudaMemcpy(got.data(), dout, (size_t)rows * kDim * sizeof(float), cudaMemcpyDeviceToHost));
     tutor::check_close("attention", (name + "_bench").c_str(), size, got.data(), ref.data(), (size_t)rows * kDim,
                        seed, abs_tol(n), 0.0, kDim);
@@ -306,8 +313,9 @@ int main(int argc, char** argv) {
   if (args.bench) {
     const int heads = (int)tutor::arg_int(args, "--heads", 16);
     const int only = (int)tutor::arg_int(args, "--seqs", 0);  // one length (the profiler's runs), or all three
+    const bool once = std::find(args.rest.begin(), args.rest.end(), "--once") != args.rest.end();
     for (int n : {1024, 2048, 4096})
-      if (only == 0 || only == n) bench(heads, n, args.seed);
+      if (only == 0 || only == n) bench(heads, n, once, args.seed);
   }
   return tutor::finish("attention");
 }

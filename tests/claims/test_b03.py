@@ -153,6 +153,10 @@ def test_per_kernel_bytes_the_counters_are_compared_with():
            files="5-performance.md")
     states("B03", comma(compulsory), near="no-cache count", files="5-performance.md")
     states("B03", f"{n // CU_ROWS} times", near="no-cache count", files="5-performance.md")
+    reads = CU_B * (n * CU_D + 2 * n * CU_D * (n // CU_ROWS)) * CU_HEADS  # Q once, K and V once per query block
+    states("B03", comma(reads), near="The L2 counter shows", files="5-performance.md")
+    states("B03", comma(reads // 32), near="The L2 counter shows", files="5-performance.md")
+    states("B03", f"{n // CU_ROWS} times each", near="The L2 counter shows", files="5-performance.md")
 
 
 # ---------------------------------------------------------------- self-assessment
@@ -228,6 +232,16 @@ def test_tiled_dram_bytes_stay_near_compulsory(recs):
         naive = io.naive_bytes(n, CU_D, CU_B) * CU_HEADS
         assert got <= 2 * compulsory, f"tiled n={n}: {got} DRAM bytes, more than twice the compulsory {compulsory}"
         assert got < naive / 10
+
+
+def test_l2_serves_the_tiled_re_reads(recs):
+    n = 4096
+    reads = CU_B * (n * CU_D + 2 * n * CU_D * (n // CU_ROWS)) * CU_HEADS
+    sectors = rec(recs, f"B03/attention/tiled_s{n}.lts__t_sectors_srcunit_tex_op_read.sum/cuda")["value"]
+    dram = rec(recs, f"B03/attention/tiled_s{n}.dram__bytes_read.sum/cuda")["value"]
+    # L1 may catch a few re-reads of blocks sharing an SM: between half and all of the model's sectors
+    assert 0.5 * reads / 32 <= sectors <= 1.05 * reads / 32, f"{sectors} L2 sectors, model {reads // 32}"
+    assert dram < 32 * sectors / 10, "DRAM should serve a small part of what L2 serves"
 
 
 def test_naive_grows_four_times_and_tiled_twice_per_doubling(recs):

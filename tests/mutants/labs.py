@@ -3,6 +3,16 @@ catch each one: exit non-zero, name the cause, print no traceback of its own, an
 Each entry: (id, lab file, the text replaced, its replacement, a phrase the report must contain)."""
 
 MUTANTS = [
+    ("b03-flash-no-rescale", "labs/B03/triton/flash_attention.py",
+     "    acc = acc * alpha[:, None]\n", "", "wrong finite value"),
+    ("b03-flash-no-causal-mask", "labs/B03/triton/flash_attention.py",
+     "keep = keep & (offs_n[None, :] <= offs_m[:, None])", "keep = keep", "wrong finite value"),
+    ("b03-flash-store-unmasked", "labs/B03/triton/flash_attention.py",
+     "acc.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < seq)", "acc.to(o_ptr.dtype.element_ty))",
+     "past the end of o_ptr"),
+    ("b03-flash-grid-rounded-down", "labs/B03/triton/flash_attention.py",
+     "grid = (triton.cdiv(seq, cfg[\"BLOCK_M\"]), batch * heads)",
+     "grid = (max(seq // cfg[\"BLOCK_M\"], 1), batch * heads)", "never written"),
     ("a01-mask-le", "labs/A01/triton/vector_add.py",
      "mask = offs < n", "mask = offs <= n", "past the end of c_ptr"),
     ("a01-loads-unmasked", "labs/A01/triton/vector_add.py",

@@ -71,3 +71,58 @@ def compute(raw: Mapping[str, Any]) -> dict[str, Any]:
     tiled = b * (2 * n * d + 2 * n * d * tr) * h
     return {"inputs": v, "clamped": clamped, "seq": n, "naive_bytes": naive, "block": blk,
             "query_blocks": tr, "tiled_bytes": tiled, "ratio": naive / tiled, "note": ""}
+
+
+# ---------------------------------------------------------------- module B03: the counts its page derives
+# The same algebra as compute(), one function per quantity, for one head (multiply by batch x heads).
+
+def naive_kernel_bytes(n: int, d: int, b: int) -> dict[str, dict[str, int]]:
+    """Bytes each kernel of the naive path must read and write at least, one head: scores = Q K^T (read Q
+    and K, write S), softmax (read S, write P), P V (read P and V, write O)."""
+    return {
+        "naive_scores": {"read": b * 2 * n * d, "write": b * n * n},
+        "naive_softmax": {"read": b * n * n, "write": b * n * n},
+        "naive_pv": {"read": b * (n * n + n * d), "write": b * n * d},
+    }
+
+
+def naive_bytes(n: int, d: int, b: int) -> int:
+    """b (4 N d + 4 N^2): the sum over the three kernels."""
+    return sum(k["read"] + k["write"] for k in naive_kernel_bytes(n, d, b).values())
+
+
+def compulsory_bytes(n: int, d: int, b: int) -> int:
+    """b (4 N d): Q, K and V read once, O written once; no kernel can move less."""
+    return b * 4 * n * d
+
+
+def tiled_bytes(n: int, d: int, b: int, block: int) -> int:
+    """b (2 N d + 2 N d T_r): Q read and O written once, K and V read once per query block of `block` rows,
+    with no cache between the chip's blocks and HBM (the IO-complexity count)."""
+    return b * (2 * n * d + 2 * n * d * ceil_div(n, block))
+
+
+def flops(n: int, d: int, causal: bool = False) -> float:
+    """4 N^2 d for one head (Q K^T and P V, 2 N^2 d each); causal counts half the score matrix."""
+    full = 4.0 * n * n * d
+    return full / 2 if causal else full
+
+
+def visible_fraction(n: int) -> float:
+    """The share of the N x N scores a causal row may see: N (N + 1) / 2 of N^2."""
+    return n * (n + 1) / 2 / (n * n)
+
+
+def causal_blocks(n: int, block_m: int, block_n: int) -> dict[str, int]:
+    """Blocks of the score matrix the Triton kernel visits when causal (block_m a multiple of block_n): for
+    query block r (rows r*block_m ..), `whole` blocks of keys below its first row need no mask, `masked` ones
+    cross the diagonal or the end of the sequence, the rest (`skipped`) lie above the diagonal."""
+    rows, cols = ceil_div(n, block_m), ceil_div(n, block_n)
+    whole = masked = 0
+    for r in range(rows):
+        start = r * block_m
+        end = min(n, start + block_m)
+        w = start // block_n
+        whole += w
+        masked += ceil_div(end, block_n) - w
+    return {"whole": whole, "masked": masked, "skipped": rows * cols - whole - masked, "total": rows * cols}

@@ -258,14 +258,17 @@ def run_ranks(n, cfg):
 
 
 # ---------------------------------------------------------------- one GPU: the stage-0 baseline
-def baseline(name, batch, seq):
+def baseline(name, batch, seq, device="cuda"):
     """bf16 weights and gradients, fp32 master, moment and variance: one Adam step by hand, so that
     each of the 16 bytes a parameter is a tensor the step keeps (torch.optim would add fp32 gradients)."""
-    dev = torch.device("cuda")
-    shape = CONFIGS[name]
+    dev = torch.device(device)
+    gpu = dev.type == "cuda"
+    shape = CONFIGS[name] if name in CONFIGS else SMALL[name]
     torch.manual_seed(0)
-    model = GPT2(**shape).to(dev, torch.bfloat16)
+    with dev:  # built on the device: a CPU initialisation of 1.5e9 weights would take longer than the step
+        model = GPT2(**shape).to(torch.bfloat16)
     params = list(model.parameters())
+    weights = {p.untyped_storage().data_ptr() for p in params}  # a saved weight, or a view of one, is no activation
     master = [p.detach().float() for p in params]
     m1 = [torch.zeros_like(x) for x in master]
     m2 = [torch.zeros_like(x) for x in master]
@@ -274,14 +277,15 @@ def baseline(name, batch, seq):
 
     def pack(t):
         key = t.untyped_storage().data_ptr()
-        if key not in seen and not isinstance(t, nn.Parameter):
+        if key not in seen and key not in weights:
             seen.add(key)
             saved[0] += t.untyped_storage().nbytes()
             saved[1] = max(saved[1], saved[0])
         return t
 
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    if gpu:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         logits = model(tokens)
     loss = F.cross_entropy(logits.float().flatten(0, 1), tokens.roll(-1, 1).flatten())
@@ -295,10 +299,12 @@ def baseline(name, batch, seq):
             w.addcdiv_(a / 0.1, (v / 0.001).sqrt_().add_(1e-8), value=-1e-4)  # bias-corrected, step 1
             p.copy_(w)
             del g
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated()
+    peak = 0
+    if gpu:
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated()
     states = sum(nbytes(t) for t in params + [p.grad for p in params] + master + m1 + m2)
-    hbm = torch.cuda.get_device_properties(0).total_memory
+    hbm = torch.cuda.get_device_properties(dev).total_memory if gpu else 0
     psi = param_count(**shape)
     return dict(psi=psi, peak=peak, states=states, saved=saved[1], hbm=hbm, batch=batch, seq=seq)
 

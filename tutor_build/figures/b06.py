@@ -57,9 +57,9 @@ def stage_bars(model: str = "llama2-7b", ranks: int = 8) -> Canvas:
     c = Canvas(560, 360)
     _legend(c, 20)
     top, bottom, left = 60, 290, 64
-    hi = 120
+    hi = 200
     ys = Scale(0, hi, bottom, top)
-    axis_y(c, ys, left - 6, "GB per GPU", ticks=[0, 20, 40, 60, 80, 100, 120])
+    axis_y(c, ys, left - 6, "GB per GPU", ticks=[0, 40, 80, 120, 160, 200])
     w = (540 - left) / 4
     for i, stage in enumerate(dp.STAGES):
         part = dp.per_rank(psi, ranks, stage)
@@ -88,12 +88,12 @@ def bucket_strip(model: str = "gpt2", cap_mb: float | None = None) -> Canvas:
     """DDP's buckets for a GPT-2 shape in the order backward fills them: one bar per all-reduce."""
     cfg = dp.GPT2[model]
     sizes = dp.ddp_buckets(cfg, cap_mb)
-    c = Canvas(560, 120 + 26 * len(sizes))
+    c = Canvas(560, 140 + 26 * len(sizes))
     total = sum(sizes)
     c.text(8, 20, f"{cfg['name']}: {len(sizes)} all-reduces per step, {total / dp.MiB:.1f} MiB of fp32 gradients",
            bold=True)
     c.text(8, 42, "in the order backward fills them (first bucket first)", fill="muted")
-    xs = Scale(0, max(sizes) / dp.MiB, 150, 500)
+    xs = Scale(0, max(sizes) / dp.MiB, 150, 450)
     y = 62
     for i, nb in enumerate(sizes):
         mib = nb / dp.MiB
@@ -102,5 +102,6 @@ def bucket_strip(model: str = "gpt2", cap_mb: float | None = None) -> Canvas:
         c.text(xs(mib) + 6, y + 9, f"{mib:.1f} MiB", middle=True, fill="muted")
         y += 26
     cap = "1 MiB for the first bucket, 25 MiB after" if cap_mb is None else f"{cap_mb:g} MiB"
-    c.text(8, y + 20, f"limits: {cap}; the last bucket holds the token table", fill="muted")
+    c.text(8, y + 20, f"limits: {cap}", fill="muted")
+    c.text(8, y + 42, "the last bucket holds the token table", fill="muted")
     return c

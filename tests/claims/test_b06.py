@@ -140,6 +140,18 @@ def test_bucket_rule_on_the_lab_models():
             assert lab.buckets(sizes, lab.limits_for(cap)) == dp.ddp_buckets(shape, cap)
 
 
+def test_zero1_rank0_owns_the_token_table():
+    shape = dp.LAB_SHAPES["full"]
+    t = dp.gpt2_tensors(**shape)
+    psi, wte = dp.gpt2_params(**shape), dp.numel(dict(t)["wte"])
+    assert wte > psi / 4
+    states("B06", f"{wte:,}", near="gives rank 0 the")
+    states("B06", f"{psi // 4:,}", near="gives rank 0 the")
+    assert psi % 4 == 0
+    n = 4  # the fp32 replica of the CPU ranks: 4 + 4 bytes whole, 8 of Adam state split n ways, of 16
+    states("B06", f"{(4 + 4 + 8 / n) / 16:.1%}", near="would give")
+
+
 def test_self_assessment_numbers():
     p = 13e9
     got = [dp.per_rank(p, 8, s)["states"] / 1e9 for s in dp.STAGES]
@@ -176,6 +188,9 @@ def test_cpu_rank_bytes(mode):
     got = r["bytes"]
     if mode == "ddp":
         assert got == 16 * full + 4 * ntens
+    if mode == "zero1":  # rank 0 owns the token table alone (section 5)
+        wte = dp.numel(dict(dp.gpt2_tensors(**dp.LAB_SHAPES["full"]))["wte"])
+        assert got == 8 * full + 8 * wte + 4
     if mode in ("shard_grad_op", "full_shard"):
         rows = sum(-(-s[0] // 4) * dp.numel(s[1:]) for _, s in dp.gpt2_tensors(**dp.LAB_SHAPES["full"]))
         assert got == 16 * rows + 4 * ntens  # rank 0 holds a full chunk of every tensor

@@ -166,6 +166,7 @@ def worker(rank, n, cfg, port, queue):
     if gpu:
         torch.cuda.set_device(device)
     dist.init_process_group(cfg["backend"], rank=rank, world_size=n)
+    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.optim import ZeroRedundancyOptimizer
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -209,12 +210,15 @@ def worker(rank, n, cfg, port, queue):
     out.append(("bytes", "zero1", rank, p + gr + s))
 
     # stages 2 and 3: fully_shard on every block and on the root, bf16 compute, fp32 shards
+    # the mesh names the device: left to itself, fully_shard would pick the accelerator whenever one is
+    # present, and move the CPU ranks' shards there
+    mesh = init_device_mesh(device.type, (n,))
     for mode, reshard in (("shard_grad_op", False), ("full_shard", True)):
         model = fresh()
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for block in model.h:
-            fully_shard(block, reshard_after_forward=reshard, mp_policy=policy)
-        fully_shard(model, reshard_after_forward=reshard, mp_policy=policy)
+            fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+        fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         logits = model(tokens)
         # between forward and backward: the bf16 weights this rank has gathered and still holds

@@ -10,8 +10,9 @@ open bucket; once the bucket holds at least the current limit, close it and move
 (the last limit repeats). A tensor is never split, so a bucket can exceed its limit by up to one
 tensor. In its first step DDP does not know that order yet and, unless it must look for unused
 parameters, reduces everything in ONE bucket; it records the order, rebuilds its buckets, and from
-the second step on uses the rule with limits [first_cap, cap] (first_cap = 1 MiB when bucket_cap_mb
-is left at its default of 25, else cap).
+the second step on uses the rule with limits [first_cap, cap] (in torch 2.13 first_cap = 1 MiB when
+bucket_cap_mb is left at its default of 25, else cap; earlier releases keep 1 MiB whatever the cap; the lab
+reads both limits from the DDP object).
 
 The lab registers a communication hook that averages each bucket with one all-reduce and counts
 the calls and the bytes. Checks, on N = 2 CPU processes (gloo), for several caps:
@@ -116,10 +117,19 @@ def buckets(sizes, limits):
 
 
 def limits_for(cap_mb):
+    """DDP's limits in torch 2.13: the cap for every bucket, and 1 MiB for the first one at the default cap."""
     if cap_mb is None:
         return [DEFAULT_FIRST_BYTES, DEFAULT_CAP_MB * MiB]
     cap = int(cap_mb * MiB)
     return [cap, cap]
+
+
+def limits_of(ddp):
+    """The limits this DDP object rebuilds its buckets with, read from it (earlier torch releases keep the
+    1 MiB first bucket whatever the cap, and have no _bucket_config)."""
+    cfg = getattr(ddp, "_bucket_config", None)
+    first = cfg.first_bucket_bytes_cap if cfg is not None else dist._DEFAULT_FIRST_BUCKET_BYTES
+    return [first, ddp.bucket_bytes_cap]
 
 
 def ready_order(shape, seed, tokens, device):
@@ -174,8 +184,8 @@ def worker(rank, n, cfg, port, queue):
             state["calls"].clear()
             ddp.zero_grad(set_to_none=True)
             loss_of(ddp, batches[s * n + rank]).backward()
-            want = [psi_bytes] if s == 0 else buckets(ready_order(shape, seed, batches[n + rank], device),
-                                                       limits_for(cap))
+            limits = limits_of(ddp)
+            want = [psi_bytes] if s == 0 else buckets(ready_order(shape, seed, batches[n + rank], device), limits)
             out.append((f"step{s + 1}_calls_rank{rank}", label, [len(state["calls"])], [len(want)]))
             out.append((f"step{s + 1}_bucket_bytes_rank{rank}", label, list(state["calls"]), want))
             # the reference: one process, the mean loss over every rank's micro-batch of this step
@@ -186,7 +196,7 @@ def worker(rank, n, cfg, port, queue):
             exp = torch.cat([p.grad.flatten() for p in ref.parameters()])
             out.append((f"step{s + 1}_grads_rank{rank}", label, got.cpu().numpy(), exp.cpu().numpy()))
         if cfg["bench"]:
-            out.append(("calls", cap, rank, len(state["calls"]), len(want), sum(state["calls"])))
+            out.append(("calls", cap, rank, len(state["calls"]), len(want), sum(state["calls"]), limits))
     queue.put((rank, out))
     dist.barrier(device_ids=[rank]) if gpu else dist.barrier()
     dist.destroy_process_group()
@@ -217,12 +227,12 @@ def main():
     procs.join()
     for item in results:
         if item[0] == "calls":
-            _, cap, rank, calls, derived, nb = item
+            _, cap, rank, calls, derived, nb, limits = item
             if rank == 0:
                 name = "default" if cap is None else f"{cap:g}MiB".replace(".", "p")
                 tutor_lab.measure(LAB, f"cap_{name}", "all_reduce_calls", calls, "calls",
-                                  {"name": "derived from the ready order and the cap", "value": derived,
-                                   "unit": "calls"}, nbytes=nb)
+                                  {"name": f"bucket rule on the ready order, limits {limits[0]} then {limits[1]} bytes",
+                                   "value": derived, "unit": "calls"}, nbytes=nb)
         else:
             name, size, got, want = item
             exact = not hasattr(got, "dtype")

@@ -59,6 +59,7 @@ import tutor_lab  # noqa: E402
 LAB = "zero_memory"
 MiB = 2.0**20
 GB = 1e9
+GATHER_DTYPE = torch.bfloat16  # the dtype fully_shard gathers and computes in (its shards stay fp32)
 
 # Published GPT-2 shapes (Radford et al. 2019, table 2; vocabulary and context from section 2.3).
 CONFIGS = {
@@ -212,9 +213,10 @@ def worker(rank, n, cfg, port, queue):
     # the mesh names the device: left to itself, fully_shard would pick the accelerator whenever one is
     # present, and move the CPU ranks' shards there
     mesh = init_device_mesh(device.type, (n,))
+    elem = torch.tensor([], dtype=GATHER_DTYPE).element_size()
     for mode, reshard in (("shard_grad_op", False), ("full_shard", True)):
         model = fresh()
-        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        policy = MixedPrecisionPolicy(param_dtype=GATHER_DTYPE, reduce_dtype=torch.float32)
         for block in model.h:
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
@@ -233,9 +235,9 @@ def worker(rank, n, cfg, port, queue):
             # every unit freed its gathered weights after its forward. (A release of torch that keeps the
             # root unit gathered, as it will be used first in backward, would hold its 2 bytes a parameter.)
             root = sum(math.prod(sh) for sh, (name, _) in zip(shapes, model.named_parameters()) if not name.startswith("h."))
-            emit(mode, "gathered", gathered, gathered if gathered == 2 * root else 0)
+            emit(mode, "gathered", gathered, gathered if gathered == elem * root else 0)
         else:
-            emit(mode, "gathered", gathered, 2 * psi)  # every unit kept its whole bf16 weights
+            emit(mode, "gathered", gathered, elem * psi)  # every unit kept its whole bf16 weights
         out.append(("bytes", mode, rank, p + gr + s))
     out.append(("psi", "", rank, psi))
     queue.put((rank, out))

@@ -140,6 +140,22 @@ def test_bucket_rule_on_the_lab_models():
             assert lab.buckets(sizes, lab.limits_for(cap)) == dp.ddp_buckets(shape, cap)
 
 
+def test_the_modelled_ready_order_is_the_real_one():
+    """The figure's and the page's buckets rest on ready_sizes: it must be the order backward really
+    finishes the gradients (recorded by the lab's hooks), for the lab shapes and GPT-2 small itself."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("ddp_buckets", ROOT / "labs/B06/python/ddp_buckets.py")
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+    shapes = list(dp.LAB_SHAPES.values()) + [{k: v for k, v in dp.GPT2["gpt2"].items() if k != "name"}]
+    for shape in shapes:
+        tokens = torch.randint(0, shape["vocab"], (1, 16))
+        assert lab.ready_order(shape, 0, tokens, "cpu") == dp.ready_sizes(shape)
+
+
 def test_zero1_rank0_owns_the_token_table():
     shape = dp.LAB_SHAPES["full"]
     t = dp.gpt2_tensors(**shape)

@@ -23,12 +23,13 @@ saved; parameters are left out. The derivation, in elements of the activation ty
 per layer, for this block (section 2 of the module derives each term):
 
   none       16 sbh + a s^2 b   (+ 2 rows of LayerNorm statistics, 4 bytes each, per LayerNorm)
+             16 sbh + a s b     with the fused core (its logsumexp rows, 4 bytes each, for the scores)
   selective  16 sbh             (+ the same statistics)
   full        1 sbh             (the block's input)
 
 times e; in 16-bit (e = 2): 32 sbh + 2 a s^2 b, against the paper's 34 sbh + 5 a s^2 b, which counts two
 dropout masks (sbh) and the attention dropout's mask and output (3 a s^2 b) this block does not have.
-Checks (math core): the saved bytes equal the derivation exactly, and the four modes give the same weight
+Checks (both cores; the fused core's bytes on the CPU only): the saved bytes equal the derivation exactly, and the four modes give the same weight
 and input gradients within the derived rounding tolerance. With --bench on a GPU: saved bytes, the
 allocator's peak above the step's start, and the step time of every mode (timed_ms), beside the rate
 of torch.mm on the block's largest matrix product measured in the same run.
@@ -136,7 +137,7 @@ class SavedBytes:
         self.spans = {}  # storage pointer -> [first byte, end byte] of the saved views, while it lives
         self.done = 0  # bytes of spans whose storage was freed (offload frees them in forward)
         self.offload = offload
-        self.kinds = {}  # dtype -> bytes, for the breakdown printed on stderr
+        self.kinds = {}  # dtype -> bytes of the saved views (a shared storage repeats), for stderr
 
     @property
     def total(self):
@@ -188,15 +189,18 @@ def run_step(mode, x, p, a, core, grad_out, meter=None):
 
 
 # ---------------------------------------------------------------- the derivation
-def predicted_bytes(mode, s, b, h, a, elem, stats_elem=4):
-    """Saved bytes of one block per mode (section 2): activations of e bytes, LayerNorm rows of 4."""
+def predicted_bytes(mode, s, b, h, a, elem, core="math", stats_elem=4):
+    """Saved bytes of one block per mode (section 2): activations of `elem` bytes, LayerNorm statistics and
+    the fused core's logsumexp rows of 4 bytes (fp32)."""
     sbh = s * b * h
     ln_stats = 2 * 2 * s * b * stats_elem  # two LayerNorms, each a mean and a 1/std per row
-    if mode in ("none", "offload"):
-        return elem * (16 * sbh + a * s * s * b) + ln_stats
+    if mode == "full":
+        return elem * sbh  # the block's input
     if mode == "selective":
-        return elem * 16 * sbh + ln_stats
-    return elem * sbh  # full: the block's input
+        return elem * 16 * sbh + ln_stats  # the core's Q, K, V stay; what the core saved is recomputed
+    if core == "sdpa":  # the core keeps its output (the projection's input, one storage) and a logsumexp row
+        return elem * 16 * sbh + 4 * b * a * s + ln_stats
+    return elem * (16 * sbh + a * s * s * b) + ln_stats  # none, offload: the s x s probabilities too
 
 
 def paper_bytes(mode, s, b, h, a):
@@ -226,24 +230,27 @@ def check_size(seed, b, s, h, a, device):
     p = make_block(h, seed, device, torch.float32)
     x = tutor_lab.rand(b, s, h, name="x").requires_grad_()
     grad_out = tutor_lab.rand(b, s, h, name="grad_out")
-    grads = {}
-    for mode in MODES:
-        for t in list(p.values()) + [x]:
-            t.grad = None
-        meter = run_step(mode, x, p, a, core_math, grad_out)
-        want = predicted_bytes(mode, s, b, h, a, elem=4)
-        tutor_lab.check(LAB, f"math_{mode}_saved", size, torch.tensor([float(meter.total)], dtype=torch.float64),
-                        torch.tensor([float(want)], dtype=torch.float64), seed)
-        grads[mode] = [t.grad.detach().clone() for t in list(p.values()) + [x]]
     tol = grad_tolerance(s, b, h)
-    for mode in MODES[1:]:
-        worst = 0.0
-        for g, r in zip(grads[mode], grads["none"]):
-            scale = r.abs().max().item() + 1e-30
-            err = ((g - r).abs() / scale).max().item() if torch.isfinite(g).all() else float("inf")
-            worst = max(worst, err)
-        tutor_lab.check(LAB, f"math_{mode}_grads", size + f" (max |g-r|/max|r|, tol {tol:.1e})",
-                        torch.tensor([worst]), torch.tensor([0.0]), seed, atol=tol)
+    for core_name, core in (("math", core_math), ("sdpa", core_sdpa)):
+        grads = {}
+        for mode in MODES:
+            for t in list(p.values()) + [x]:
+                t.grad = None
+            meter = run_step(mode, x, p, a, core, grad_out)
+            if core_name == "math" or device == "cpu":  # the GPU's fused cores pad or add rows of their own
+                want = predicted_bytes(mode, s, b, h, a, elem=4, core=core_name)
+                tutor_lab.check(LAB, f"{core_name}_{mode}_saved", size,
+                                torch.tensor([float(meter.total)], dtype=torch.float64),
+                                torch.tensor([float(want)], dtype=torch.float64), seed)
+            grads[mode] = [t.grad.detach().clone() for t in list(p.values()) + [x]]
+        for mode in MODES[1:]:
+            worst = 0.0
+            for g, r in zip(grads[mode], grads["none"]):
+                scale = r.abs().max().item() + 1e-30
+                err = ((g - r).abs() / scale).max().item() if torch.isfinite(g).all() else float("inf")
+                worst = max(worst, err)
+            tutor_lab.check(LAB, f"{core_name}_{mode}_grads", size + f" (max |g-r|/max|r|, tol {tol:.1e})",
+                            torch.tensor([worst]), torch.tensor([0.0]), seed, atol=tol)
 
 
 # ---------------------------------------------------------------- bench
@@ -274,10 +281,9 @@ def bench(seed):
             ms = tutor_lab.timed_ms(lambda: run_step(mode, x, p, a, core, grad_out), warmup=2, reps=10,
                                     queue_ahead=False)
             flops = step_flops(mode, s, b, h)
-            want = predicted_bytes(mode, s, b, h, a, elem=2) if core_name == "math" else None
+            want = predicted_bytes(mode, s, b, h, a, elem=2, core=core_name)
             v = f"{core_name}_{mode}"
-            derived = {"name": "derived saved bytes, this block" if want else "the math core's derivation",
-                       "value": (want or predicted_bytes(mode, s, b, h, a, elem=2)) / MiB, "unit": "MiB"}
+            derived = {"name": "derived saved bytes, this block", "value": want / MiB, "unit": "MiB"}
             tutor_lab.measure(LAB, v + "_saved", "saved_activations", meter.total / MiB, "MiB", derived,
                               nbytes=meter.total)
             tutor_lab.measure(LAB, v + "_alloc", "allocator_peak", peak / MiB, "MiB", derived, nbytes=peak)
@@ -287,8 +293,7 @@ def bench(seed):
             tutor_lab.measure(LAB, v + "_rate", "model_flops_rate", step_flops("none", s, b, h) / (ms * 1e9),
                               "TFLOP/s", {"name": "torch.mm bf16, (bs x h) x (h x 4h)", "value": mm_rate,
                                           "unit": "TFLOP/s"}, ms=ms)
-            print(f"# {v:>15}: saved {meter.total / MiB:9.1f} MiB (derived "
-                  f"{predicted_bytes(mode, s, b, h, a, elem=2) / MiB:9.1f}, paper "
+            print(f"# {v:>15}: saved {meter.total / MiB:9.1f} MiB (derived {want / MiB:9.1f}, paper "
                   f"{paper_bytes('none' if mode == 'offload' else mode, s, b, h, a) / MiB:9.1f})  allocator "
                   f"peak {peak / MiB:9.1f} MiB  step {ms:7.2f} ms  kinds {sorted(meter.kinds.items())}",
                   file=sys.stderr)

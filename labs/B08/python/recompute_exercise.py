@@ -282,13 +282,13 @@ def bench(seed):
             want = predicted_bytes(mode, s, b, h, a, elem=2, core=core_name)
             v = f"{core_name}_{mode}"
             derived = {"name": "derived saved bytes, this block", "value": want / MiB, "unit": "MiB"}
-            tutor_lab.measure(LAB, v + "_saved", "saved_activations", meter.total / MiB, "MiB", derived,
+            tutor_lab.measure(LAB, "saved_" + v, "saved_activations", meter.total / MiB, "MiB", derived,
                               nbytes=meter.total)
-            tutor_lab.measure(LAB, v + "_alloc", "allocator_peak", peak / MiB, "MiB", derived, nbytes=peak)
-            tutor_lab.measure(LAB, v + "_step", "step_time", ms, "ms",
+            tutor_lab.measure(LAB, "alloc_" + v, "allocator_peak", peak / MiB, "MiB", derived, nbytes=peak)
+            tutor_lab.measure(LAB, "step_" + v, "step_time", ms, "ms",
                               {"name": "the step's matrix FLOPs at torch.mm's rate (same run)",
                                "value": flops / (mm_rate * 1e9), "unit": "ms"}, ms=ms)
-            tutor_lab.measure(LAB, v + "_rate", "model_flops_rate", step_flops("none", s, b, h) / (ms * 1e9),
+            tutor_lab.measure(LAB, "rate_" + v, "model_flops_rate", step_flops("none", s, b, h) / (ms * 1e9),
                               "TFLOP/s", {"name": "torch.mm bf16, (bs x h) x (h x 4h)", "value": mm_rate,
                                           "unit": "TFLOP/s"}, ms=ms)
             print(f"# {v:>15}: saved {meter.total / MiB:9.1f} MiB (derived {want / MiB:9.1f}, paper "

@@ -61,14 +61,15 @@ MODES = ("none", "selective", "full", "offload")
 
 # ---------------------------------------------------------------- the block
 def make_block(h, seed, device, dtype):
-    """Weights of one block, the same for a seed: LayerNorm (gain, bias) x 2, QKV, output, MLP."""
-    g = torch.Generator().manual_seed(seed)
+    """Weights of one block, the same for a seed and device: LayerNorm (gain, bias) x 2, QKV, output, MLP.
+    Drawn on the device itself (GPT-3's block is 1.8 billion values: too slow to draw on the host)."""
+    g = torch.Generator(device=device).manual_seed(seed)
 
     def w(rows, cols):
-        return torch.randn(rows, cols, generator=g) / cols**0.5
+        return torch.randn(rows, cols, generator=g, device=device) / cols**0.5
 
     def vec(n, base=0.0):
-        return base + 0.1 * torch.randn(n, generator=g)
+        return base + 0.1 * torch.randn(n, generator=g, device=device)
 
     params = dict(ln1_w=vec(h, 1.0), ln1_b=vec(h), qkv_w=w(3 * h, h), qkv_b=vec(3 * h),
                   out_w=w(h, h), out_b=vec(h), ln2_w=vec(h, 1.0), ln2_b=vec(h),

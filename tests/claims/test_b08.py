@@ -241,6 +241,8 @@ def test_measured_shares_and_the_allocator():
     assert _rec("saved", "sdpa", "none")["value"] / none == pytest.approx(0.5, abs=0.002)
     for mode in ("none", "selective", "full"):
         assert _rec("alloc", "math", mode)["value"] >= _rec("saved", "math", mode)["value"]
+    # one block: the recomputed forward rebuilds the whole inventory before the block's backward runs
+    assert _rec("alloc", "math", "full")["value"] >= _rec("saved", "math", "none")["value"]
     # offload keeps nothing on the GPU between forward and backward: its peak is below no recompute's
     assert _rec("alloc", "math", "offload")["value"] < _rec("alloc", "math", "none")["value"]
 

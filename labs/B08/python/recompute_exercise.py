@@ -11,8 +11,8 @@ no bias-free tricks. Four modes of one forward + backward step:
              "selective activation recomputation").
   full       torch.utils.checkpoint around the whole block: only the block's input is kept, the whole
              forward runs again in backward.
-  offload    nothing is recomputed; every saved tensor is copied to host memory in forward and back in
-             backward (what torch.autograd.graph.save_on_cpu does).
+  offload    nothing is recomputed; every storage holding a saved tensor is copied to host memory once in
+             forward and back once in backward (torch.autograd.graph.save_on_cpu does the same per tensor).
 
 and two attention cores: "math" (matmul, softmax, matmul: the operations the paper counts) and "sdpa"
 (torch's fused scaled_dot_product_attention, which keeps a logsumexp row instead of the s x s scores).
@@ -131,7 +131,8 @@ class SavedBytes:
     """Bytes of the tensors autograd keeps for backward, parameters left out. A storage is counted once,
     over the span of it that saved views reach (q, k, v are three views of one QKV output; an input
     handed out by the kit sits between guard zones that are not the block's). With offload=True each
-    saved tensor is copied to host memory and brought back when backward asks for it."""
+    storage a saved tensor lives in is copied to host memory once, however many views of it are saved,
+    and brought back once when backward first asks for one of them."""
 
     def __init__(self, params, offload=False):
         self.exclude = {t.untyped_storage().data_ptr() for t in params}
@@ -139,6 +140,8 @@ class SavedBytes:
         self.done = 0  # bytes of spans whose storage was freed (offload frees them in forward)
         self.offload = offload
         self.kinds = {}  # dtype -> bytes of the saved views (a shared storage repeats), for stderr
+        self.host = {}  # storage pointer -> [host copy, weak reference to its copy back on the device]
+        self.host_bytes = 0  # bytes copied to the host
 
     @property
     def total(self):
@@ -147,6 +150,7 @@ class SavedBytes:
     def _freed(self, ptr):
         lo, hi = self.spans.pop(ptr)
         self.done += hi - lo
+        self.host.pop(ptr, None)  # the address may now be handed to another tensor
 
     def pack(self, t):
         storage = t.untyped_storage()
@@ -160,17 +164,26 @@ class SavedBytes:
         lo = hi = 0
         self.kinds[str(t.dtype)] = self.kinds.get(str(t.dtype), 0) + (hi - lo)
         if self.offload:
-            host = torch.empty(t.size(), dtype=t.dtype, device="cpu", pin_memory=t.is_cuda)
-            host.copy_(t, non_blocking=True)
-            return (t.device, host)
+            entry = self.host.get(ptr)
+            if entry is None:  # the whole storage, once: a view of it saved later needs nothing more
+                raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
+                host = torch.empty(raw.numel(), dtype=torch.uint8, device="cpu", pin_memory=t.is_cuda)
+                host.copy_(raw, non_blocking=True)
+                entry = self.host[ptr] = [host, None]
+                self.host_bytes += host.numel()
+            return (t.device, t.dtype, t.storage_offset(), tuple(t.shape), t.stride(), entry)
         return t
 
     @staticmethod
     def unpack(packed):
-        if isinstance(packed, tuple):
-            device, host = packed
-            return host.to(device, non_blocking=True)
-        return packed
+        if not isinstance(packed, tuple):
+            return packed
+        device, dtype, offset, shape, stride, entry = packed
+        back = entry[1]() if entry[1] is not None else None  # already brought back for another view?
+        if back is None:
+            back = entry[0].to(device, non_blocking=True).untyped_storage()
+            entry[1] = weakref.ref(back)
+        return torch.empty(0, dtype=dtype, device=device).set_(back, offset, shape, stride)
 
     def hooks(self):
         return torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack)
@@ -294,7 +307,8 @@ def bench(seed):
                                           "unit": "TFLOP/s"}, ms=ms)
             print(f"# {v:>15}: saved {meter.total / MiB:9.1f} MiB (derived {want / MiB:9.1f}, paper "
                   f"{paper_bytes('none' if mode == 'offload' else mode, s, b, h, a) / MiB:9.1f})  allocator "
-                  f"peak {peak / MiB:9.1f} MiB  step {ms:7.2f} ms  kinds {sorted(meter.kinds.items())}",
+                  f"peak {peak / MiB:9.1f} MiB  step {ms:7.2f} ms  to host {meter.host_bytes / MiB:.1f} MiB  "
+                  f"views by dtype {sorted(meter.kinds.items())}",
                   file=sys.stderr)
 
 

@@ -254,9 +254,8 @@ def test_ddp_calls_match_the_rule(cap):
     c = {"cap_0p5MiB": 0.5, "cap_2MiB": 2, "cap_default": None}[cap]
     m = re.search(r"limits (\d+) then (\d+) bytes", r["ceiling"]["name"])
     limits = [int(m.group(1)), int(m.group(2))]
-    # torch 2.13's limits, or an earlier release's (a 1 MiB first bucket whatever the cap)
+    # the limits section 2 states: a 1 MiB first bucket at the default cap, else the cap for every bucket
     cap_bytes = dp.MiB * 25 if c is None else int(c * dp.MiB)
-    assert limits in ([dp.MiB, cap_bytes], [cap_bytes, cap_bytes])
+    assert limits == ([dp.MiB, cap_bytes] if c is None else [cap_bytes, cap_bytes])
     assert r["value"] == len(dp.buckets(dp.ready_sizes(dp.LAB_SHAPES["full"]), limits))
-    if limits[0] == cap_bytes or c is None:  # the rule the page states and figure B06.3 draws
-        assert r["value"] == len(dp.ddp_buckets(dp.LAB_SHAPES["full"], c))
+    assert r["value"] == len(dp.ddp_buckets(dp.LAB_SHAPES["full"], c))  # the rule figure B06.3 draws

@@ -10,9 +10,9 @@ open bucket; once the bucket holds at least the current limit, close it and move
 (the last limit repeats). A tensor is never split, so a bucket can exceed its limit by up to one
 tensor. In its first step DDP does not know that order yet and, unless it must look for unused
 parameters, reduces everything in ONE bucket; it records the order, rebuilds its buckets, and from
-the second step on uses the rule with limits [first_cap, cap] (in torch 2.13 first_cap = 1 MiB when
-bucket_cap_mb is left at its default of 25, else cap; earlier releases keep 1 MiB whatever the cap; the lab
-reads both limits from the DDP object).
+the second step on uses the rule with limits [first_cap, cap] (first_cap = 1 MiB when bucket_cap_mb is
+left at its default of 25, else the cap itself: so in torch 2.11 and 2.13; the lab reads both limits from
+the DDP object).
 
 The lab registers a communication hook that averages each bucket with one all-reduce and counts
 the calls and the bytes. Checks, on N = 2 CPU processes (gloo), for several caps:
@@ -111,7 +111,7 @@ def buckets(sizes, limits):
 
 
 def limits_for(cap_mb):
-    """DDP's limits in torch 2.13: the cap for every bucket, and 1 MiB for the first one at the default cap."""
+    """DDP's limits: the cap for every bucket, and 1 MiB for the first one at the default cap."""
     if cap_mb is None:
         return [DEFAULT_FIRST_BYTES, DEFAULT_CAP_MB * MiB]
     cap = int(cap_mb * MiB)
@@ -119,10 +119,12 @@ def limits_for(cap_mb):
 
 
 def limits_of(ddp):
-    """The limits this DDP object rebuilds its buckets with, read from it (earlier torch releases keep the
-    1 MiB first bucket whatever the cap, and have no _bucket_config)."""
+    """The limits this DDP object rebuilds its buckets with, read from it (torch 2.13 keeps them in
+    _bucket_config; earlier releases, 2.11 among them, use 1 MiB first only at the default cap)."""
     cfg = getattr(ddp, "_bucket_config", None)
-    first = cfg.first_bucket_bytes_cap if cfg is not None else dist._DEFAULT_FIRST_BUCKET_BYTES
+    if cfg is not None:
+        return [cfg.first_bucket_bytes_cap, ddp.bucket_bytes_cap]
+    first = dist._DEFAULT_FIRST_BUCKET_BYTES if ddp.bucket_bytes_cap_default else ddp.bucket_bytes_cap
     return [first, ddp.bucket_bytes_cap]
 
 

@@ -310,6 +310,13 @@ def bench(seed):
                   f"peak {peak / MiB:9.1f} MiB  step {ms:7.2f} ms  to host {meter.host_bytes / MiB:.1f} MiB  "
                   f"views by dtype {sorted(meter.kinds.items())}",
                   file=sys.stderr)
+        # The forward alone, recording nothing: what full recomputation runs once more in backward.
+        with torch.no_grad():
+            fwd_ms = tutor_lab.timed_ms(lambda: block(x, p, a, core), warmup=2, reps=10, queue_ahead=False)
+        fwd_flops = step_flops("none", s, b, h) / 3
+        tutor_lab.measure(LAB, f"fwd_{core_name}", "forward_time", fwd_ms, "ms",
+                          {"name": "the forward's matrix FLOPs at torch.mm's rate (same run)",
+                           "value": fwd_flops / (mm_rate * 1e9), "unit": "ms"}, ms=fwd_ms)
 
 
 def main():

@@ -189,7 +189,7 @@ RECS = records(ROOT)
 
 
 def _rec(key: str) -> dict:
-    assert key in RECS, f"no record {key}: run `tutor labs bench B06 --course` on the H200 (pending/B06/README.md)"
+    assert key in RECS, f"no record {key}: run `tutor labs bench B06 --course` on the H200"
     return RECS[key]
 
 

@@ -220,6 +220,7 @@ def test_every_key_the_page_quotes_is_a_variant_the_lab_writes():
     text = sources_text("*.md")
     keys = set(re.findall(r'"(B08/recompute/[a-z_]+/python)"', text))
     variants = {f"{m}_{c}_{mode}" for m in ("saved", "alloc", "step", "rate") for c in ("math", "sdpa") for mode in MODES}
+    variants |= {f"fwd_{c}" for c in ("math", "sdpa")}
     assert keys and all(k.split("/")[2] in variants for k in keys), keys
 
 
@@ -252,9 +253,9 @@ def test_measured_step_times():
     key = "B08/recompute/fwd_math/python"
     assert key in RECS, f"no record {key}: run `tutor labs bench B08 --course` on the H200"
     fwd = RECS[key]["value"]
-    # full recomputation runs the forward once more: its step is the plain step plus one forward (10%);
-    # the forward is under 1/3 of the plain step when backward runs at a lower rate than forward
-    assert t["full"] - t["none"] == pytest.approx(fwd, rel=0.10)
+    # full recomputation runs the forward once more: its step grows by about one forward timed alone (on the
+    # H200, 0.85 of it); the forward is under 1/3 of the plain step when backward runs at a lower rate
+    assert 0.75 * fwd <= t["full"] - t["none"] <= 1.05 * fwd, (t, fwd)
     assert 1.0 < t["full"] / t["none"] <= 4 / 3 * 1.05
     assert fwd >= 0.95 * RECS[key]["ceiling"]["value"]
     assert 0.98 <= t["selective"] / t["none"] <= 1.10  # 0.9% more FLOPs; the math core's passes again
@@ -263,3 +264,6 @@ def test_measured_step_times():
         r = _rec("step", "math", mode)
         assert r["value"] >= 0.95 * r["ceiling"]["value"]
     assert _rec("step", "sdpa", "none")["value"] < t["none"]
+    fused = {mode: _rec("step", "sdpa", mode)["value"] for mode in ("none", "full")}
+    fwd_fused = RECS["B08/recompute/fwd_sdpa/python"]["value"]
+    assert 0.75 * fwd_fused <= fused["full"] - fused["none"] <= 1.05 * fwd_fused, (fused, fwd_fused)

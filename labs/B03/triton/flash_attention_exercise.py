@@ -9,7 +9,10 @@ of scores lives only in registers. Causal: query i sees keys 0..i only, so the p
 diagonal, and the blocks wholly below it need no mask.
 
   flash, flash_causal          the kernel with the best of CANDIDATES (timed in the same run)
-  <candidate>[_causal]         every candidate shape, timed and checked (bench)
+  flash_tma, flash_tma_causal  optional, NVIDIA Hopper and later: the same kernel, its tiles moved by the TMA
+                               (CDNA 3 has no TMA; its loads are buffer loads into registers, then LDS), the
+                               best of TMA_CANDIDATES; skipped with a reason on the CPU and on AMD
+  <candidate>[_tma][_causal]   every candidate shape, timed and checked (bench)
   sdpa, sdpa_causal            torch.nn.functional.scaled_dot_product_attention, same tensors, same run:
                                the ceiling
   naive, naive_causal          eager PyTorch: Q K^T, softmax, times V, the S x S scores in HBM (bench)
@@ -36,26 +39,23 @@ LOG2E = 1.4426950408889634  # exp(x) = exp2(x log2 e): exp2 is the instruction t
 
 
 @triton.jit
-def attn_step(acc, m_i, l_i, q, k_ptrs, v_ptrs, offs_m, start_n, seq, qk_scale,
+def attn_step(acc, m_i, l_i, q, k, v, offs_m, start_n, seq, qk_scale,
               MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr):
-    # One block of BLOCK_N keys and values: scores, the online-softmax update, and P V into acc.
+    # One block of BLOCK_N keys and values (k as D x BLOCK_N, v as BLOCK_N x D, keys past S read as zeros):
+    # scores, the online-softmax update, and P V into acc.
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    if MASKED:  # the last block may hang past S: those rows of K and V are not loaded
-        k = tl.load(k_ptrs, mask=offs_n[None, :] < seq, other=0.0)
-        v = tl.load(v_ptrs, mask=offs_n[:, None] < seq, other=0.0)
-    else:
-        k = tl.load(k_ptrs)
-        v = tl.load(v_ptrs)
     if UPCAST:  # only on the CPU: the interpreter's tl.dot misreads bf16 operands; fp32 holds them exactly
         k = k.to(tl.float32)
-    qk = tl.dot(q, k) * qk_scale  # BLOCK_M x BLOCK_N scores, in log2 units
+    qk = tl.dot(q, k)  # BLOCK_M x BLOCK_N raw scores; m_i is kept in log2 units (times qk_scale)
     if MASKED:
         # TODO 2: a key this row may not see (at or past seq, or after the row itself when CAUSAL) must add
         # nothing to the softmax.
         pass
     # Every row has seen at least one key it may see by now, so m_new is finite.
-    m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-    p = tl.exp2(qk - m_new[:, None])
+    # The scale goes in once per row for the maximum, and with the subtraction as one fused multiply-add
+    # per score (qk_scale > 0, so the maximum of the scaled scores is the scaled maximum).
+    m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])
     # TODO 1: l_i and acc hold sums of exp2(s - m_i); from here on they must hold sums of exp2(s - m_new),
     # with this block's p added to l_i.
     l_i = l_i + tl.sum(p, axis=1)
@@ -90,16 +90,55 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, qk_scale, CAUSAL: tl.conste
         whole = (seq // BLOCK_N) * BLOCK_N
         end = seq
     for start_n in range(0, whole, BLOCK_N):
-        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, k_ptrs + start_n * HEAD_DIM, v_ptrs + start_n * HEAD_DIM,
-                                  offs_m, start_n, seq, qk_scale, False, CAUSAL, BLOCK_N, UPCAST)
-    # The rest: the diagonal blocks (causal) and the ragged last block, masked.
+        k = tl.load(k_ptrs + start_n * HEAD_DIM)
+        v = tl.load(v_ptrs + start_n * HEAD_DIM)
+        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, k, v, offs_m, start_n, seq, qk_scale,
+                                  False, CAUSAL, BLOCK_N, UPCAST)
+    # The rest: the diagonal blocks (causal) and the ragged last block, masked; keys past S are not loaded.
     for start_n in range(whole, end, BLOCK_N):
-        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, k_ptrs + start_n * HEAD_DIM, v_ptrs + start_n * HEAD_DIM,
-                                  offs_m, start_n, seq, qk_scale, True, CAUSAL, BLOCK_N, UPCAST)
+        in_seq = start_n + tl.arange(0, BLOCK_N) < seq
+        k = tl.load(k_ptrs + start_n * HEAD_DIM, mask=in_seq[None, :], other=0.0)
+        v = tl.load(v_ptrs + start_n * HEAD_DIM, mask=in_seq[:, None], other=0.0)
+        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, k, v, offs_m, start_n, seq, qk_scale,
+                                  True, CAUSAL, BLOCK_N, UPCAST)
     # TODO 3: store the rows of O this program owns (the weighted mean: acc holds the weighted sum of V, l_i
     # the weights), only those that exist, in O's own dtype.
     pass
 
+
+@triton.jit
+def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, seq, qk_scale, CAUSAL: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr,
+                        OUT_DTYPE: tl.constexpr):
+    # Optional, NVIDIA Hopper and later: the same program with its tiles moved by the TMA (the Tensor Memory
+    # Accelerator) through descriptors made on the host. Each descriptor sees its tensor as (B H) x S x D, so
+    # a tile that hangs past S reads zeros and stores nothing there, head by head: no pointer arithmetic and
+    # no load masks; the scores past S are still masked, by the same attn_step.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    q = q_desc.load([bh, start_m, 0]).reshape(BLOCK_M, HEAD_DIM)
+    m_i = tl.full([BLOCK_M], -float("inf"), dtype=tl.float32)
+    l_i = tl.full([BLOCK_M], 0.0, dtype=tl.float32)
+    acc = tl.full([BLOCK_M, HEAD_DIM], 0.0, dtype=tl.float32)
+    if CAUSAL:
+        whole = start_m
+        end = tl.minimum(start_m + BLOCK_M, seq)
+    else:
+        whole = (seq // BLOCK_N) * BLOCK_N
+        end = seq
+    for start_n in range(0, whole, BLOCK_N):
+        k = k_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        v = v_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, tl.trans(k), v, offs_m, start_n, seq, qk_scale,
+                                  False, CAUSAL, BLOCK_N, False)
+    for start_n in range(whole, end, BLOCK_N):
+        k = k_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        v = v_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        acc, m_i, l_i = attn_step(acc, m_i, l_i, q, tl.trans(k), v, offs_m, start_n, seq, qk_scale,
+                                  True, CAUSAL, BLOCK_N, False)
+    acc = acc / l_i[:, None]
+    o_desc.store([bh, start_m, 0], acc.to(OUT_DTYPE).reshape(1, BLOCK_M, HEAD_DIM))
 
 # Tile shapes tried by the bench; BLOCK_M must be a multiple of BLOCK_N (the causal split above).
 CANDIDATES = [
@@ -125,6 +164,52 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.
     grid = (triton.cdiv(seq, cfg["BLOCK_M"]), batch * heads)
     attn_fwd_kernel[grid](q, k, v, o, seq, LOG2E / math.sqrt(dim), CAUSAL=causal, HEAD_DIM=dim,
                           UPCAST=INTERPRETED, **cfg)
+
+
+# The TMA variant's tile shapes (optional, NVIDIA Hopper and later); the bench's fastest is `flash_tma`.
+TMA_CANDIDATES = [
+    dict(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=2),
+    dict(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=3),
+    dict(BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3),
+    dict(BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=4),
+    dict(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3),
+    dict(BLOCK_M=64, BLOCK_N=64, num_warps=4, num_stages=3),
+]
+BEST_TMA = dict(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=2)  # replaced by the bench's winner
+OUT_DTYPES = {torch.bfloat16: tl.bfloat16, torch.float16: tl.float16, torch.float32: tl.float32}
+
+
+def tma_unavailable() -> str:
+    """Why the TMA variant cannot run here, or "" when it can."""
+    if INTERPRETED or not torch.cuda.is_available():
+        return "the Triton interpreter has no TMA"
+    if torch.version.hip or torch.cuda.get_device_capability()[0] < 9:
+        return "TMA needs an NVIDIA GPU of compute capability 9.0 (Hopper) or later"
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+    except ImportError:
+        return f"Triton {triton.__version__} has no host-side tensor descriptors"
+    return ""
+
+
+TMA_WHY = tma_unavailable()
+
+
+def flash_attention_tma(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, causal: bool,
+                        cfg: dict | None = None):
+    """Launch the TMA kernel once (every tensor B x H x S x D, contiguous, 16-byte aligned)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    cfg = cfg or BEST_TMA
+    batch, heads, seq, dim = q.shape
+    assert cfg["BLOCK_M"] % cfg["BLOCK_N"] == 0
+    assert all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in (q, k, v, o)), "TMA: aligned, contiguous"
+    rows = {"q": cfg["BLOCK_M"], "k": cfg["BLOCK_N"], "v": cfg["BLOCK_N"], "o": cfg["BLOCK_M"]}
+    descs = [TensorDescriptor.from_tensor(t.view(batch * heads, seq, dim), [1, rows[n], dim])
+             for n, t in zip("qkvo", (q, k, v, o))]
+    grid = (triton.cdiv(seq, cfg["BLOCK_M"]), batch * heads)
+    attn_fwd_tma_kernel[grid](*descs, seq, LOG2E / math.sqrt(dim), CAUSAL=causal, HEAD_DIM=dim,
+                              OUT_DTYPE=OUT_DTYPES[o.dtype], **cfg)
 
 
 def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
@@ -161,12 +246,16 @@ def verify(batch: int, heads: int, seq: int, dim: int, seed: int, candidates: bo
     k = tutor_lab.guarded(tutor_lab.rand(batch, heads, seq, dim, lo=-3.0, hi=3.0).to(torch.bfloat16), name="k")
     v = tutor_lab.guarded(tutor_lab.rand(batch, heads, seq, dim).to(torch.bfloat16), name="v")
     atol, rtol = tolerance(v)
-    runs = [("flash", BEST)] + ([(shape_name(c), c) for c in CANDIDATES] if candidates else [])
+    runs = [("flash", flash_attention, BEST)]
+    runs += [(shape_name(c), flash_attention, c) for c in CANDIDATES] if candidates else []
+    if not TMA_WHY:
+        runs += [("flash_tma", flash_attention_tma, BEST_TMA)]
+        runs += [(shape_name(c) + "_tma", flash_attention_tma, c) for c in TMA_CANDIDATES] if candidates else []
     for causal in (False, True):
         ref = reference(q, k, v, causal)
-        for name, cfg in runs:
+        for name, kernel, cfg in runs:
             o = tutor_lab.output_like(q, name="o")
-            flash_attention(q, k, v, o, causal, cfg)
+            kernel(q, k, v, o, causal, cfg)
             variant = name + ("_causal" if causal else "")
             tutor_lab.check("flash_attention", variant, size, o, ref, seed, atol=atol, rtol=rtol)
 
@@ -194,7 +283,7 @@ def attention_flops(batch: int, heads: int, seq: int, dim: int, causal: bool) ->
 
 
 def bench(batch: int, heads: int, seq: int, dim: int, seed: int) -> None:
-    global BEST
+    global BEST, BEST_TMA
     shape = (batch, heads, seq, dim)
     size = "x".join(map(str, shape))
     q = torch.randn(shape, device=tutor_lab.DEVICE, dtype=torch.bfloat16)
@@ -203,43 +292,55 @@ def bench(batch: int, heads: int, seq: int, dim: int, seed: int) -> None:
     o = torch.empty_like(q)
     sdpa = torch.nn.functional.scaled_dot_product_attention
     atol, rtol = tolerance(v)
+    # (record name, kernel, shape) of every candidate; the fastest of each kernel becomes flash / flash_tma
+    kernels = {"flash": (flash_attention, CANDIDATES, "")}
+    if not TMA_WHY:
+        kernels["flash_tma"] = (flash_attention_tma, TMA_CANDIDATES, "_tma")
+    else:
+        print(f"flash_attention: flash_tma skipped: {TMA_WHY}", file=sys.stderr)
     for causal in (False, True):
         tag = "_causal" if causal else ""
         flops = attention_flops(batch, heads, seq, dim, causal)
         ref = sdpa(q.float(), k.float(), v.float(), is_causal=causal)
-        fits = []  # a candidate that fails its check here is timed but never chosen
-        for cfg in CANDIDATES:
-            o.fill_(float("nan"))
-            flash_attention(q, k, v, o, causal, cfg)
-            # batch 0 only (every query block of 16 heads): a full check copies 64 M elements to the host
-            if tutor_lab.check("flash_attention", shape_name(cfg) + tag + "_bench", size, o[0], ref[0], seed,
-                               atol=atol, rtol=rtol):
-                fits.append(cfg)
-        sweep = interleaved_ms({"sdpa": lambda: sdpa(q, k, v, is_causal=causal)} |
-                               {shape_name(c): (lambda c=c: flash_attention(q, k, v, o, causal, c)) for c in CANDIDATES})
-        best = min(fits or CANDIDATES, key=lambda c: sweep[shape_name(c)])
-        if not causal:
-            BEST = best
-        for cfg in CANDIDATES:
-            print(f"flash_attention{tag}: {shape_name(cfg)} {sweep[shape_name(cfg)]:.3f} ms "
-                  f"({flops / (sweep[shape_name(cfg)] * 1e9):.1f} TFLOP/s)", file=sys.stderr)
-        print(f"flash_attention{tag}: best {shape_name(best)}; sdpa {sweep['sdpa']:.3f} ms", file=sys.stderr)
-        final = interleaved_ms({"sdpa": lambda: sdpa(q, k, v, is_causal=causal),
-                                "flash": lambda: flash_attention(q, k, v, o, causal, best),
-                                "naive": lambda: naive_attention(q, k, v, causal)})
-        sdpa_ms = statistics.median([sweep["sdpa"], final["sdpa"]])
+        runs = {"sdpa": lambda: sdpa(q, k, v, is_causal=causal)}
+        fits = {name: [] for name in kernels}  # a candidate that fails its check here is timed but never chosen
+        for name, (kernel, cands, suffix) in kernels.items():
+            for cfg in cands:
+                o.fill_(float("nan"))
+                kernel(q, k, v, o, causal, cfg)
+                # batch 0 only (every query block of 16 heads): a full check copies 64 M elements to the host
+                if tutor_lab.check("flash_attention", shape_name(cfg) + suffix + tag + "_bench", size, o[0], ref[0],
+                                   seed, atol=atol, rtol=rtol):
+                    fits[name].append(cfg)
+                runs[shape_name(cfg) + suffix] = lambda kernel=kernel, cfg=cfg: kernel(q, k, v, o, causal, cfg)
+        runs["naive"] = lambda: naive_attention(q, k, v, causal)
+        # One interleaved sweep: SDPA, every candidate and eager PyTorch in each round. The best candidate's
+        # own times are its kernel's record, so the choice and the number come from the same runs.
+        sweep = interleaved_ms(runs)
         ceiling = {"name": f"scaled_dot_product_attention bf16{' causal' if causal else ''}",
-                   "value": flops / (sdpa_ms * 1e9), "unit": "TFLOP/s"}
-        for cfg in CANDIDATES:
-            ms = sweep[shape_name(cfg)]
-            tutor_lab.measure("flash_attention", shape_name(cfg) + tag, "throughput", flops / (ms * 1e9), "TFLOP/s",
-                              ceiling, ms=ms)
-        for name in ("flash", "sdpa", "naive"):
-            ms = sdpa_ms if name == "sdpa" else final[name]
+                   "value": flops / (sweep["sdpa"] * 1e9), "unit": "TFLOP/s"}
+        for name, (kernel, cands, suffix) in kernels.items():
+            best = min(fits[name] or cands, key=lambda c: sweep[shape_name(c) + suffix])
+            if not causal and name == "flash":
+                BEST = best
+            if not causal and name == "flash_tma":
+                BEST_TMA = best
+            for cfg in cands:
+                ms = sweep[shape_name(cfg) + suffix]
+                print(f"flash_attention{tag}: {shape_name(cfg) + suffix} {ms:.3f} ms ({flops / (ms * 1e9):.1f} "
+                      f"TFLOP/s)", file=sys.stderr)
+                tutor_lab.measure("flash_attention", shape_name(cfg) + suffix + tag, "throughput",
+                                  flops / (ms * 1e9), "TFLOP/s", ceiling, ms=ms)
+            ms = sweep[shape_name(best) + suffix]
+            print(f"flash_attention{tag}: {name} = {shape_name(best) + suffix}", file=sys.stderr)
+            tutor_lab.measure("flash_attention", name + tag, "throughput", flops / (ms * 1e9), "TFLOP/s", ceiling,
+                              ms=ms)
+            o.fill_(float("nan"))
+            kernel(q, k, v, o, causal, best)
+            tutor_lab.check("flash_attention", name + tag + "_bench", size, o, ref, seed, atol=atol, rtol=rtol)
+        for name in ("sdpa", "naive"):
+            ms = sweep[name]
             tutor_lab.measure("flash_attention", name + tag, "throughput", flops / (ms * 1e9), "TFLOP/s", ceiling, ms=ms)
-        o.fill_(float("nan"))
-        flash_attention(q, k, v, o, causal, best)
-        tutor_lab.check("flash_attention", "flash" + tag + "_bench", size, o, ref, seed, atol=atol, rtol=rtol)
         del ref
 
 

@@ -31,7 +31,7 @@ def archive_trips(n: int = 4096, d: int = 64, b: int = 4) -> Canvas:
     c.text(x0, 22, f"Bytes to and from memory, one head, n = {n:,}, d = {d}, {8 * b}-bit", bold=True, size=15)
     # Naive: one segment per read or write of each kernel, widths to scale.
     y = 60
-    c.text(x0, y - 8, f"Scores written down and fetched back: {_mib(naive)}", size=14)
+    c.text(x0, y - 8, f"Naive, the scores written down and fetched back: {_mib(naive)} in all", size=14)
     x = x0
     parts = [("naive_scores", "read", "read Q and K", "s3"), ("naive_scores", "write", "write S", "bad"),
              ("naive_softmax", "read", "read S", "bad"), ("naive_softmax", "write", "write P", "bad"),

@@ -725,7 +725,7 @@ def test_the_mi300x_asks_about_half_the_bytes_per_unit():
 
 
 # =============================================================================================
-# The divergence exercise: its CPU reference does not call the learner's takes_b
+# The divergence lab, exercise and solution: its CPU reference does not call the takes_b it checks
 # =============================================================================================
 
 
@@ -734,7 +734,8 @@ def solution_takes_b(split: int, t: int) -> bool:
     return {1: (t // 32) % 2 == 1, 2: (t // 64) % 2 == 1, 3: t % 2 == 1}.get(split, False)
 
 
-@pytest.mark.parametrize("path", ["labs/A03/cuda/divergence_exercise.cu", "labs/A03/hip/divergence_exercise.hip"])
+@pytest.mark.parametrize("path", ["labs/A03/cuda/divergence_exercise.cu", "labs/A03/hip/divergence_exercise.hip",
+                                  "labs/A03/cuda/divergence.cu", "labs/A03/hip/divergence.hip"])
 def test_the_divergence_exercise_reference_is_its_own(path):
     src = (ROOT / path).read_text(encoding="utf-8")
     for line in ("if (split == kWarp) return (t / 32) % 2 == 1;", "if (split == kLane) return t % 2 == 1;"):
@@ -748,7 +749,8 @@ def test_the_divergence_exercise_reference_is_its_own(path):
         assert [bool(t & bits[split]) for t in range(K_THREADS)] == [solution_takes_b(split, t) for t in range(K_THREADS)]
     # ... so the untouched exercise (takes_b returns false) fails warp_split, wave_split and lane_split,
     # and so do the wrong groups a learner might write: (t / 64) for kWarp, kWarp and kLane swapped
-    assert "return false;" in src[src.index("inline bool takes_b"):src.index("template <Split S>")]
+    if "_exercise" in path:
+        assert "return false;" in src[src.index("inline bool takes_b"):src.index("template <Split S>")]
     for split in (1, 2, 3):
         assert any(bits[split] & t for t in range(K_THREADS))
     assert [bool(t & bits[1]) for t in range(K_THREADS)] != [solution_takes_b(2, t) for t in range(K_THREADS)]

@@ -64,6 +64,11 @@ void launch(Split s, const float* in, float* out, int n) {
   else branch_lane<<<grid, kThreads>>>(in, out, n);
 }
 
+// The CPU reference's own definition of the four splits, kept apart from takes_b so that a wrong
+// takes_b fails the check instead of agreeing with itself: the bit of t whose value picks path B
+// (0 for no_branch; 32 and 64 are the parity of t / 32 and t / 64; 1 is the parity of t).
+const unsigned kRefBit[] = {0u, 32u, 64u, 1u};  // indexed by Split
+
 // Every variant on one fresh random array, output poisoned first, against the same paths on the CPU.
 void verify(int n, uint64_t seed) {
   std::vector<float> in(n), out(n), ref(n);
@@ -73,7 +78,7 @@ void verify(int n, uint64_t seed) {
   tutor::guarded_malloc(&dout, n, "out");
   TUTOR_CHECK(cudaMemcpy(din, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   for (const Variant& v : kVariants) {
-    for (int i = 0; i < n; ++i) ref[i] = takes_b(v.split, (unsigned)(i % kThreads)) ? path_b(in[i]) : path_a(in[i]);
+    for (int i = 0; i < n; ++i) ref[i] = ((unsigned)(i % kThreads) & kRefBit[v.split]) ? path_b(in[i]) : path_a(in[i]);
     tutor::poison(dout, n * sizeof(float));
     launch(v.split, din, dout, n);
     TUTOR_CHECK_LAUNCH();

@@ -259,3 +259,17 @@ def test_ddp_calls_match_the_rule(cap):
     assert limits == ([dp.MiB, cap_bytes] if c is None else [cap_bytes, cap_bytes])
     assert r["value"] == len(dp.buckets(dp.ready_sizes(dp.LAB_SHAPES["full"]), limits))
     assert r["value"] == len(dp.ddp_buckets(dp.LAB_SHAPES["full"], c))  # the rule figure B06.3 draws
+
+
+def test_the_parameter_counts_come_from_the_published_shapes():
+    # Llama 2 7B: untied embedding and output, 4 h^2 attention, a gated MLP of 3 h f, two RMSNorms a layer
+    h, f, layers, vocab = 4096, 11008, 32, 32000
+    llama = 2 * vocab * h + layers * (4 * h * h + 3 * h * f + 2 * h) + h
+    assert llama == 6_738_415_616 and f"{llama / 1e9:.2f}" == f"{LLAMA / 1e9:.2f}"
+    para = states("B06", "6.74 \\times 10^9", near="counted from its shapes")
+    assert "11,008" in para and "32,000" in para and "4,096" in para
+    # GPT-2 small: tied output, learned positions, biases and two LayerNorms a block
+    h, layers, vocab, ctx = 768, 12, 50257, 1024
+    block = 2 * 2 * h + (3 * h * h + 3 * h) + (h * h + h) + (4 * h * h + 4 * h) + (4 * h * h + h)
+    assert vocab * h + ctx * h + layers * block + 2 * h == 124_439_808
+

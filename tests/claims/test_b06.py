@@ -273,3 +273,9 @@ def test_the_parameter_counts_come_from_the_published_shapes():
     block = 2 * 2 * h + (3 * h * h + 3 * h) + (h * h + h) + (4 * h * h + 4 * h) + (4 * h * h + h)
     assert vocab * h + ctx * h + layers * block + 2 * h == 124_439_808
 
+
+
+def test_the_update_transient_of_the_token_table():
+    # GPT-2 XL's token table, 50,257 x 1,600: its fp32 gradient and the two bias-corrected moments at once
+    table = 50257 * 1600
+    states("B06", f"{3 * 4 * table / 1e9:.2f} GB", near="three of one tensor's size", files="5-performance.md")

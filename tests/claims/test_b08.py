@@ -254,11 +254,8 @@ def early_stop_ratio(h: int, s: int) -> float:
 
 
 def test_the_early_stop_is_derived_on_the_page():
-    r = early_stop_ratio(H, S)
-    states("B08", f"{r:.3f}", near="not rerun", files="2-first-principles.md")
-    states("B08", f"{r:.3f}", near="skips the block's last product", files="5-performance.md")
-    full_flops = 3 + 3 * (r - 1)  # in units of F
-    states("B08", f"{100 * (4 / full_flops - 1):.1f}%", near="too high", files="5-performance.md")
+    states("B08", f"{early_stop_ratio(H, S):.3f}", near="not rerun", files="2-first-principles.md")
+    states("B08", f"{early_stop_ratio(H, S):.3f}", near="skip the block's last product", files="5-performance.md")
 
 
 def test_measured_step_times():
@@ -266,10 +263,9 @@ def test_measured_step_times():
     key = "B08/recompute/fwd_math/python"
     assert key in RECS, f"no record {key}: run `tutor labs bench B08 --course` on the H200"
     fwd = RECS[key]["value"]
-    # full recomputation reruns the forward but its last product (torch's early stop): its step grows by a
-    # little less than one forward timed alone (on the H200, 0.85 of it), and sits above its FLOP ratio
-    assert 0.75 * fwd <= t["full"] - t["none"] <= 1.05 * fwd, (t, fwd)
-    assert early_stop_ratio(H, S) < t["full"] / t["none"] <= 4 / 3 * 1.05
+    # full recomputation reruns the whole forward (the lab turns torch's early stop off): its step grows by
+    # one forward timed alone
+    assert 0.9 * fwd <= t["full"] - t["none"] <= 1.1 * fwd, (t, fwd)
     assert fwd >= 0.95 * RECS[key]["ceiling"]["value"]
     assert 0.98 <= t["selective"] / t["none"] <= 1.15  # 0.9% more FLOPs; the math core's passes again
     assert t["offload"] > t["none"]
@@ -279,7 +275,7 @@ def test_measured_step_times():
     assert _rec("step", "sdpa", "none")["value"] < t["none"]
     fused = {mode: _rec("step", "sdpa", mode)["value"] for mode in ("none", "full")}
     fwd_fused = RECS["B08/recompute/fwd_sdpa/python"]["value"]
-    assert 0.75 * fwd_fused <= fused["full"] - fused["none"] <= 1.05 * fwd_fused, (fused, fwd_fused)
+    assert 0.9 * fwd_fused <= fused["full"] - fused["none"] <= 1.1 * fwd_fused, (fused, fwd_fused)
 
 
 def test_torch_checkpoint_skips_the_last_product_in_its_rerun():
@@ -311,3 +307,9 @@ def test_torch_checkpoint_skips_the_last_product_in_its_rerun():
         return counter.count
 
     assert backward_products(True) == backward_products(False) - 1
+    # the lab's full mode is the whole rerun, not the default
+    counter = Products()
+    out = LAB.forward("full", x, p, a, LAB.core_math)
+    with counter:
+        out.sum().backward()
+    assert counter.count == backward_products(False)

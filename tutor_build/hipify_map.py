@@ -76,6 +76,7 @@ COURSE_ADDITIONS: dict[str, str] = {
     "__shfl_down_sync": "__shfl_down",
     "__shfl_xor_sync": "__shfl_xor",
     "__ballot_sync": "__ballot",
+    "cub": "hipcub",  # the namespace: PyTorch's table maps "cub::" as one token, the checker sees "cub"
 }
 
 _TORCH_TABLES = ("CUDA_TYPE_NAME_MAP", "CUDA_IDENTIFIER_MAP", "CUDA_INCLUDE_MAP", "CUDA_SPECIAL_MAP")

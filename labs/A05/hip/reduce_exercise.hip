@@ -7,6 +7,13 @@
 //                              how many different sums 20 runs of the same input give
 #include "tutor_lab.hip.h"  // vendor-specific
 
+#if __has_include(<hipcub/hipcub.hpp>)  // vendor-specific
+#include <hipcub/hipcub.hpp>  // vendor-specific
+#define REDUCE_HAVE_LIBRARY 1
+#else
+#define REDUCE_HAVE_LIBRARY 0
+#endif
+
 constexpr int kBlock = 256;                         // threads per block
 constexpr int kWarps = kBlock / tutor::kWarpSize;   // 8 warps (NVIDIA) or 4 wavefronts (AMD)
 constexpr int kInFlight = 4;                        // 16-byte loads each thread issues before it adds
@@ -228,6 +235,30 @@ void count_line(const char* variant, int distinct, int runs) {
 // two_pass overwrites *out, so what its timed runs left is checked as it is; the atomic variants
 // keep adding to *out, so they run once more from zero first. Then the order experiment: 20 runs
 // of vec_grid and of two_pass on one random input, counting the distinct bit patterns of the result.
+// The vendor library's device-wide sum, DeviceReduce::Sum, on the same buffer in the same run: the bar the
+// ladder is held to beside the copy. Its scratch space is allocated once, outside the timed window.
+void bench_library(const float* din, float* dout, size_t n, float want, const tutor::Ceiling& ceiling,
+                   uint64_t seed) {
+#if REDUCE_HAVE_LIBRARY
+  size_t scratch_bytes = 0;
+  TUTOR_CHECK(hipcub::DeviceReduce::Sum(nullptr, scratch_bytes, din, dout, (int64_t)n));
+  void* scratch;
+  TUTOR_CHECK(hipMalloc(&scratch, scratch_bytes));
+  TUTOR_CHECK(hipMemset(dout, 0xFF, sizeof(float)));  // poisoned: a sum that writes nothing fails
+  float ms = tutor::timed_ms([&] { TUTOR_CHECK(hipcub::DeviceReduce::Sum(scratch, scratch_bytes, din, dout, (int64_t)n)); });
+  tutor::measure("reduce", "library_sum", "bandwidth", tutor::gbps(4.0 * n, ms), "GB/s", ceiling, 4.0 * n, ms);
+  float got;
+  TUTOR_CHECK(hipMemcpy(&got, dout, sizeof(float), hipMemcpyDeviceToHost));
+  tutor::check_close("reduce", "library_sum_bench", std::to_string(n), &got, &want, 1, seed, 0, 0);
+  TUTOR_CHECK(hipFree(scratch));
+#else
+  tutor::json_begin("skip", "reduce", "library_sum");
+  std::printf(", \"reason\": \"the vendor library's DeviceReduce header was not found at build time: no library sum in this run\"");
+  tutor::json_end();
+  (void)din, (void)dout, (void)n, (void)want, (void)ceiling, (void)seed;
+#endif
+}
+
 void bench(size_t n, size_t n_atomic, uint64_t seed) {
   const size_t bytes = n * sizeof(float);
   std::vector<float> in(n);
@@ -257,6 +288,7 @@ void bench(size_t n, size_t n_atomic, uint64_t seed) {
     const float want = m == n ? total : (float)head_total;
     tutor::check_close("reduce", (std::string(v) + "_bench").c_str(), std::to_string(m), &got, &want, 1, seed, 0, 0);
   }
+  bench_library(din, dout, n, total, ceiling, seed);
   tutor::fill_random(in, 1);
   TUTOR_CHECK(hipMemcpy(din, in.data(), bytes, hipMemcpyHostToDevice));
   const int runs = 20;

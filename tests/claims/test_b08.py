@@ -264,8 +264,9 @@ def test_measured_step_times():
     assert key in RECS, f"no record {key}: run `tutor labs bench B08 --course` on the H200"
     fwd = RECS[key]["value"]
     # full recomputation reruns the whole forward (the lab turns torch's early stop off): its step grows by
-    # one forward timed alone
-    assert 0.9 * fwd <= t["full"] - t["none"] <= 1.1 * fwd, (t, fwd)
+    # more than one forward timed alone (on the H200, 1.19 of it with the math core, 1.10 fused)
+    assert 1.0 * fwd <= t["full"] - t["none"] <= 1.3 * fwd, (t, fwd)
+    assert 1.15 <= (t["full"] - t["none"]) / fwd <= 1.25  # "about a fifth more"
     assert fwd >= 0.95 * RECS[key]["ceiling"]["value"]
     assert 0.98 <= t["selective"] / t["none"] <= 1.15  # 0.9% more FLOPs; the math core's passes again
     assert t["offload"] > t["none"]
@@ -275,7 +276,8 @@ def test_measured_step_times():
     assert _rec("step", "sdpa", "none")["value"] < t["none"]
     fused = {mode: _rec("step", "sdpa", mode)["value"] for mode in ("none", "full")}
     fwd_fused = RECS["B08/recompute/fwd_sdpa/python"]["value"]
-    assert 0.9 * fwd_fused <= fused["full"] - fused["none"] <= 1.1 * fwd_fused, (fused, fwd_fused)
+    assert 1.0 * fwd_fused <= fused["full"] - fused["none"] <= 1.3 * fwd_fused, (fused, fwd_fused)
+    assert 1.05 <= (fused["full"] - fused["none"]) / fwd_fused <= 1.15  # "about a tenth more"
 
 
 def test_torch_checkpoint_skips_the_last_product_in_its_rerun():

@@ -315,3 +315,14 @@ def test_torch_checkpoint_skips_the_last_product_in_its_rerun():
     with counter:
         out.sum().backward()
     assert counter.count == backward_products(False)
+
+
+def test_drill_two_counts_the_state_before_the_activations():
+    """Drill 2: GPT-3's 96 layers at h = 12288 hold 12 L h^2 parameters, 16 bytes each, more than a node of
+    eight H200s (141 GB each) holds; the answer says so before it turns to activations."""
+    params = 12 * 96 * 12288**2
+    assert round(params / 1e9) == 174
+    state = 16 * params
+    assert state > 8 * 141e9
+    states("B08", "174 billion", near="Count first", files="9-self-assessment.md")
+    states("B08", f"{state / 1e12:.1f} TB", near="Count first", files="9-self-assessment.md")

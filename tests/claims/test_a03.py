@@ -738,8 +738,16 @@ def solution_takes_b(split: int, t: int) -> bool:
                                   "labs/A03/cuda/divergence.cu", "labs/A03/hip/divergence.hip"])
 def test_the_divergence_exercise_reference_is_its_own(path):
     src = (ROOT / path).read_text(encoding="utf-8")
-    for line in ("if (split == kWarp) return (t / 32) % 2 == 1;", "if (split == kLane) return t % 2 == 1;"):
-        assert line in DIV_CU
+    # solution_takes_b is the solutions' takes_b, read from both files for all three splits
+    for sol in ("labs/A03/cuda/divergence.cu", "labs/A03/hip/divergence.hip"):
+        body = (ROOT / sol).read_text(encoding="utf-8")
+        body = body[body.index("inline bool takes_b"):body.index("template <Split S>")]
+        rules = dict(re.findall(r"if \(split == k(\w+)\) return (.+?);", body))
+        assert set(rules) == {"Warp", "Wave", "Lane"}, (sol, rules)
+        for split, name in ((1, "Warp"), (2, "Wave"), (3, "Lane")):
+            as_python = rules[name].replace("/", "//")
+            assert [eval(as_python, {"t": t}) for t in range(K_THREADS)] == \
+                [solution_takes_b(split, t) for t in range(K_THREADS)], (sol, name, rules[name])
     verify = src[src.index("void verify("):src.index("\n}\n", src.index("void verify("))]
     assert "takes_b(" not in verify  # a reference built from the learner's own function checks nothing
     bits = [int(b) for b in re.search(r"const unsigned kRefBit\[\] = \{(\d+)u, (\d+)u, (\d+)u, (\d+)u\};", src).groups()]

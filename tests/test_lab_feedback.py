@@ -18,7 +18,7 @@ from requirements_gate import need
 sys.path.insert(0, str(Path(__file__).parent / "mutants"))
 from labs import MUTANTS  # noqa: E402
 
-from tutor_build.labs import runner  # noqa: E402
+from tutor_build.labs import feedback, runner  # noqa: E402
 from tutor_build.labs.feedback import learner_frames  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -304,6 +304,19 @@ def test_the_most_telling_failure_is_shown_first():
     detail = runner.judge(TARGET, True, 1, stdout, "").detail
     assert detail.index("late") < detail.index("v0")
     assert "k loaded 3 lanes past the end of x_ptr" in detail
+
+
+@pytest.mark.parametrize("cause", sorted(feedback.FRAMEWORK_HINTS))
+def test_a_pytorch_lab_gets_hints_of_its_own_kind(cause):
+    """A framework-level lab has no lanes, masks or programs: its failing check names the formula and the units;
+    a kernel lab with the same failure keeps the kernel hint."""
+    failing = json.dumps({"event": "check", "variant": "zero1_rank0", "ok": False, "mismatches": 1, "cause": cause}) + "\n"
+    pytorch = runner.judge(runner.LabTarget("B06", "zero_memory", "python"), True, 1, failing, "").detail
+    kernel = runner.judge(TARGET, True, 1, failing, "").detail
+    assert feedback.FRAMEWORK_HINTS[cause] in pytorch and feedback.HINTS[cause] not in pytorch
+    assert feedback.HINTS[cause] in kernel and feedback.FRAMEWORK_HINTS[cause] not in kernel
+    for kernel_word in ("mask", "program's offset", "grid", "lane"):
+        assert kernel_word not in feedback.FRAMEWORK_HINTS[cause]
 
 
 def test_a_triton_lab_runs_on_a_cpu_without_setting_the_interpreter_by_hand():

@@ -28,6 +28,19 @@ HINTS = {
     "shape": "the output has the wrong shape: check how it is allocated.",
 }
 
+# A framework-level lab (python/, the "PyTorch" tab) has no lanes, masks or grid: its checks hold a count,
+# a formula or a model's output against a reference, so its hints name those instead.
+FRAMEWORK_HINTS = {
+    "wrong_value": "the value differs from its reference. The check's name says what it compares: find the "
+                   "TODO that computes it and hold it against the derivation on the module page (section 2): "
+                   "every term of the formula, the units (bytes or elements, per rank or in total, bytes or "
+                   "MiB), the size of the dtype. A TODO as it came returns a placeholder.",
+    "never_written": "the output still holds the poison: the TODO that fills it has not written it (it may "
+                     "still return early, or write a copy instead of the tensor it was given).",
+    "nan_or_inf": "some elements are NaN or Inf where the reference is finite: a division by zero, an "
+                  "overflow in a low-precision dtype, or a tensor from torch.empty read before it is written.",
+}
+
 SIGNALS = {
     "SIGSEGV": "the process touched memory it does not own. In a kernel lab that is almost always a load or "
                "store past the end of a buffer: check the masks (Triton) or the `if (i < n)` bound "
@@ -134,8 +147,10 @@ def most_telling_first(failed: list[dict]) -> list[dict]:
     return sorted(failed, key=lambda e: PRIORITY.get(e.get("cause"), 9))  # stable: file order within a cause
 
 
-def advice(failed: list[dict]) -> list[str]:
-    """One hint per distinct cause among the failing checks, then how to replay the first of them."""
+def advice(failed: list[dict], framework: bool = False) -> list[str]:
+    """One hint per distinct cause among the failing checks, then how to replay the first of them.
+    `framework`: the lab is a PyTorch-level one, whose causes get the hints of FRAMEWORK_HINTS."""
+    hints = {**HINTS, **FRAMEWORK_HINTS} if framework else HINTS
     lines, seen = [], []
     if any(e.get("cause") == "never_written" and any(l.endswith("= 0 programs") for l in e.get("launches", []))
            for e in failed):
@@ -143,9 +158,9 @@ def advice(failed: list[dict]) -> list[str]:
                      "The number of programs must be the size divided by the block, rounded up.")
     for e in failed:
         cause = e.get("cause")
-        if cause in HINTS and cause not in seen:
+        if cause in hints and cause not in seen:
             seen.append(cause)
-            lines.append(f"hint: {HINTS[cause]}")
+            lines.append(f"hint: {hints[cause]}")
     replay = next((e["replay"] for e in failed if e.get("replay")), "")
     if replay:
         lines.append(f"replay with the same inputs: {replay}")

@@ -222,7 +222,7 @@ def judge(target: LabTarget, exercise: bool, returncode: int, stdout: str, stder
         lines += describe_check(e)
     if len(failed) > 3:
         lines.append(f"... and {len(failed) - 3} more failing checks (run the file itself to see them all)")
-    lines += advice(failed)
+    lines += advice(failed, framework=target.vendor == "python")
     crash = explain_exit(returncode, stderr)
     if crash:
         lines.append(crash)

@@ -1,0 +1,250 @@
+"""C03 kv_fragmentation (exercise: complete TODO 1 to 3): where the memory of a KV pool goes under a serving workload, contiguous slots against
+pages.
+
+A pool of CAPACITY token slots serves a queue of requests (prompt length, output length, both drawn at random;
+the server knows only the request's max_new_tokens limit in advance, never its real output length). Each step
+every running request appends one token; a request leaves when its output is done; the queue is admitted first
+come, first served. Three ways to hold the cache:
+
+  contiguous_max   one fixed slot of MAX_LEN tokens per request (a static cache): no holes, much unused slot
+  contiguous_fit   prompt + max_new_tokens reserved in one contiguous range, first fit: holes appear
+  paged_b16/_b32   pages of 16 or 32 token slots taken one at a time as the sequence grows (PagedAttention);
+                   when no page is free the newest request is preempted (its pages freed, it rejoins the queue)
+
+At every step while requests are waiting, the pool splits into: used (slots holding a token's K and V),
+internal (allocated to a request but holding nothing: the unused end of a slot, reservation or last page),
+external (free, but in holes too small for the request at the head of the queue), free (the rest).
+Checked: the four parts sum to the pool at every step, paged internal waste is below one page per request, the
+allocator never hands out a slot twice, and every request ends with exactly its output; the prefix-sharing
+count is checked against its closed form.
+
+    python labs/C03/python/kv_fragmentation_exercise.py            checks, then the table
+    python labs/C03/python/kv_fragmentation_exercise.py --bench    the same, and one record per scheme and part
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "common", "python"))
+import torch  # noqa: E402
+
+import tutor_lab as tl  # noqa: E402
+
+LAB = "kv_fragmentation"
+CAPACITY = 65536  # token slots in the pool (fractions are what matter; Llama 3.1 8B: 128 KiB per slot, 8 GiB)
+MAX_LEN = 2048  # the model's context limit the static cache sizes every slot for
+MAX_NEW = 1024  # the max_new_tokens every request declares
+PAGES = (16, 32)
+
+
+def workload(n: int, seed: int) -> list[tuple[int, int]]:
+    """(prompt, output) pairs: prompts uniform in 16..1024, outputs uniform in 8..MAX_NEW (synthetic)."""
+    rng = random.Random(seed)
+    return [(rng.randint(16, 1024), rng.randint(8, MAX_NEW)) for _ in range(n)]
+
+
+def first_fit(free: list[list[int]], need: int) -> int | None:
+    """Take `need` contiguous slots from the first free range [start, end) long enough; None if none is."""
+    # TODO 1: walk the sorted free ranges; take the front of the first one with room for `need` slots (drop the
+    #         range if it is used up exactly, else shrink it) and return where the taken slots start.
+    return None
+
+
+def release(free: list[list[int]], start: int, size: int) -> None:
+    """Give [start, start + size) back, merging it with the free ranges either side (kept sorted)."""
+    free.append([start, start + size])
+    free.sort()
+    merged = [free[0]]
+    for s, e in free[1:]:
+        if s < merged[-1][1]:
+            raise AssertionError(f"slot {s} freed twice or overlapping [{merged[-1][0]}, {merged[-1][1]})")
+        if s == merged[-1][1]:
+            merged[-1][1] = e
+        else:
+            merged.append([s, e])
+    free[:] = merged
+
+
+def pages_for(tokens: int, page: int) -> int:
+    """Pages a sequence of `tokens` tokens occupies."""
+    # TODO 2: how many pages does a sequence of `tokens` tokens hold? (A partly filled page is still held.)
+    return 0
+
+
+def simulate(scheme: str, reqs: list[tuple[int, int]], capacity: int = CAPACITY) -> dict:
+    """Run the queue to the end. Returns the time-averaged parts of the pool (fractions) over the steps with a
+    request waiting, the steps taken, the mean running batch and the preemptions."""
+    page = int(scheme.split("_b")[1]) if scheme.startswith("paged") else 0
+    queue = [[i, p, 0] for i, (p, _) in enumerate(reqs)]  # [request, tokens held, tokens generated]
+    running = []  # [request, length, generated, start slot or page list, reserved slots]
+    free = [[0, capacity]]
+    free_pages = list(range(capacity // page)) if page else []
+    sums = {"used": 0.0, "internal": 0.0, "external": 0.0, "free": 0.0}
+    steps = loaded = batch_sum = preempted = 0
+    done = 0
+    while queue or running:
+        # Admit from the head of the queue while it fits.
+        while queue:
+            rid, length, gen = queue[0]
+            prompt = reqs[rid][0]
+            if page:
+                need = pages_for(length + 1, page)  # room for its cache and the next token
+                if len(free_pages) < need:
+                    break
+                held = [free_pages.pop() for _ in range(pages_for(length, page))]
+                running.append([rid, length, gen, held, 0])
+            else:
+                size = MAX_LEN if scheme == "contiguous_max" else prompt + MAX_NEW
+                start = first_fit(free, size)
+                if start is None:
+                    break
+                running.append([rid, length, gen, start, size])
+            queue.pop(0)
+        if queue and not running:  # nothing will ever leave to make room: fail instead of spinning
+            raise AssertionError(f"{scheme}: request {queue[0][0]} cannot be admitted into an empty pool")
+        # Account the pool as it stands, while someone waits.
+        if queue:
+            used = sum(r[1] for r in running)
+            if page:
+                allocated = sum(len(r[3]) for r in running) * page
+                external = 0  # any free page serves any request
+            else:
+                allocated = sum(r[4] for r in running)
+                head = MAX_LEN if scheme == "contiguous_max" else reqs[queue[0][0]][0] + MAX_NEW
+                external = sum(e - s for s, e in free if e - s < head)
+            parts = {"used": used, "internal": allocated - used, "external": external,
+                     "free": capacity - allocated - external}
+            if sum(parts.values()) != capacity or min(parts.values()) < 0:
+                raise AssertionError(f"{scheme}: the parts {parts} do not make up the pool of {capacity}")
+            if page and parts["internal"] >= page * max(1, len(running)):
+                raise AssertionError(f"{scheme}: internal waste {parts['internal']} is a page or more per request")
+            for key in sums:
+                sums[key] += parts[key] / capacity
+            loaded += 1
+        # One decode step: every running request appends a token.
+        steps += 1
+        batch_sum += len(running)
+        for r in list(running):
+            if r not in running:  # preempted earlier in this step
+                continue
+            if page and r[1] % page == 0 and len(r[3]) * page == r[1]:  # its last page is full
+                while not free_pages:  # preempt the newest other request; its pages come back
+                    victim = running[-1] if running[-1] is not r else running[-2]
+                    running.remove(victim)
+                    free_pages += victim[3]
+                    queue.insert(0, [victim[0], victim[1], victim[2]])  # recomputed from its tokens later
+                    preempted += 1
+                r[3].append(free_pages.pop())
+            r[1] += 1
+            r[2] += 1
+            if r[2] == reqs[r[0]][1]:
+                running.remove(r)
+                done += 1
+                if page:
+                    free_pages += r[3]
+                else:
+                    release(free, r[3], r[4])
+    if done != len(reqs):
+        raise AssertionError(f"{scheme}: {done} of {len(reqs)} requests finished")
+    if (page and sorted(free_pages) != list(range(capacity // page))) or (not page and free != [[0, capacity]]):
+        raise AssertionError(f"{scheme}: the pool is not whole again after the last request")
+    out = {k: v / max(loaded, 1) for k, v in sums.items()}
+    out.update(steps=steps, batch=batch_sum / steps, preempted=preempted)
+    return out
+
+
+def prefix_pages(shared: int, users: list[int], page: int, seed: int) -> tuple[int, int]:
+    """Pages for requests that all start with the same `shared`-token system prompt followed by their own
+    tokens: (without sharing, with sharing). Sharing as vLLM's prefix cache does it: a full page is
+    identified by a hash of its parent page's hash and its own token ids, so equal prefixes give equal hashes."""
+    rng = random.Random(seed)
+    system = [rng.randrange(128256) for _ in range(shared)]  # token ids (Llama 3's vocabulary size)
+    plain, seen = 0, set()
+    for i, n in enumerate(users):
+        tokens = system + [rng.randrange(128256) for _ in range(n)]
+        plain += pages_for(len(tokens), page)
+        parent = None
+        for j in range(0, len(tokens), page):
+            block = tuple(tokens[j:j + page])
+            if len(block) < page:  # a partial last page is private (it is still being written)
+                seen.add(("private", i))
+                break
+            # TODO 3: name this full page by its content and its whole prefix (so that two requests share it
+            #         only if everything before it is equal too), and count it once however many requests hold it.
+            seen.add(block)
+    return plain, len(seen)
+
+
+def prefix_closed_form(shared: int, users: list[int], page: int) -> tuple[int, int]:
+    """The shared prompt's full pages are stored once; the rest of every request is its own."""
+    plain = sum(pages_for(shared + n, page) for n in users)
+    common = shared // page
+    return plain, common + sum(pages_for(shared + n, page) - common for n in users)
+
+
+N_REQUESTS = 2000
+WORKLOAD_SEED = 2023  # fixed: the records are the same workload on every machine
+PREFIX = dict(shared=1000, users=64, page=16)  # a 1,000-token system prompt before 64 requests
+
+
+def run_checks(args) -> None:
+    # A small pool and fresh random requests (from the run's seed), so holes and preemption happen.
+    reqs = workload(60, args.seed)
+    for scheme in ("contiguous_max", "contiguous_fit") + tuple(f"paged_b{p}" for p in PAGES):
+        try:
+            r = simulate(scheme, reqs, capacity=8192)
+            ok, err = True, ""
+        except AssertionError as exc:
+            ok, err = False, str(exc)
+        tl.emit({"event": "check", "lab": LAB, "variant": scheme, "size": "60 requests, 8192 slots", "ok": ok,
+                 "seed": args.seed, **({"error": err} if err else {"steps": r["steps"]})})
+        if not ok:
+            tl._failures += 1
+    rng = random.Random(args.seed)
+    users = [rng.randint(1, 300) for _ in range(17)]
+    for page in PAGES:
+        got = prefix_pages(333, users, page, args.seed)
+        want = prefix_closed_form(333, users, page)
+        ok = got == want
+        tl.emit({"event": "check", "lab": LAB, "variant": f"prefix_b{page}", "size": "333 shared, 17 requests",
+                 "ok": ok, "got": list(got), "want": list(want), "seed": args.seed})
+        if not ok:
+            tl._failures += 1
+
+
+def table(n: int) -> dict:
+    reqs = workload(n, WORKLOAD_SEED)
+    return {scheme: simulate(scheme, reqs) for scheme in ("contiguous_max", "contiguous_fit") +
+            tuple(f"paged_b{p}" for p in PAGES)}
+
+
+def main() -> int:
+    args = tl.parse_args()
+    run_checks(args)
+    n = 300 if args.quick else N_REQUESTS
+    rows = table(n)
+    for scheme, r in rows.items():
+        print(f"{scheme:15s} used {r['used']:6.1%}  internal {r['internal']:6.1%}  external {r['external']:6.1%}  "
+              f"free {r['free']:6.1%}  batch {r['batch']:6.1f}  steps {r['steps']}  preempted {r['preempted']}",
+              file=sys.stderr)
+    plain, shared = prefix_pages(PREFIX["shared"], [256] * PREFIX["users"], PREFIX["page"], WORKLOAD_SEED)
+    print(f"prefix sharing: {plain} pages without, {shared} with ({1 - shared / plain:.1%} saved)", file=sys.stderr)
+    if args.bench and not args.quick:
+        pool = {"name": f"the KV pool ({CAPACITY} token slots)", "value": 100.0, "unit": "%"}
+        for scheme, r in rows.items():
+            for part in ("used", "internal", "external", "free"):
+                tl.measure(LAB, f"{scheme}_{part}", "pool_share", 100.0 * r[part], "%", pool)
+            tl.measure(LAB, f"{scheme}_batch", "batch", r["batch"], "requests",
+                       {"name": "requests in the workload", "value": float(N_REQUESTS), "unit": "requests"})
+        tl.measure(LAB, "prefix_saved", "pool_share", 100.0 * (1 - shared / plain), "%",
+                   {"name": f"pages of {PREFIX['users']} requests without sharing", "value": 100.0, "unit": "%"})
+    return tl.finish(LAB)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    sys.exit(main())

@@ -55,6 +55,9 @@ GiB = 2.0**30
 CONFIGS = {
     "gpt2_medium": dict(L=24, d=1024, a=16, V=50257, s=1024, b=8),
     "gpt2_xl": dict(L=48, d=1600, a=25, V=50257, s=1024, b=6),
+    # The same model with its token table padded to 50,304 rows (a multiple of 128): the output layer's
+    # product gets a leading dimension the tensor-core kernels tile evenly. Tokens stay below 50,257.
+    "gpt2_xl_padded": dict(L=48, d=1600, a=25, V=50257, V_pad=50304, s=1024, b=6),
 }
 PEAK_BF16 = 989.5e12  # H200 SXM dense bf16 tensor-core FLOP/s (the datasheet prints 1,979 with 2:4 sparsity)
 
@@ -88,9 +91,9 @@ def attend(q, k, v, core):
 
 
 class GPT(nn.Module):
-    def __init__(self, L, d, a, V, s, core="sdpa", recompute=False, **_):
+    def __init__(self, L, d, a, V, s, core="sdpa", recompute=False, V_pad=None, **_):
         super().__init__()
-        self.wte, self.wpe = nn.Embedding(V, d), nn.Embedding(s, d)
+        self.wte, self.wpe = nn.Embedding(V_pad or V, d), nn.Embedding(s, d)
         self.blocks = nn.ModuleList(Block(d, a, core) for _ in range(L))
         self.ln_f = nn.LayerNorm(d)
         self.recompute = recompute
@@ -156,12 +159,14 @@ def model_flops(L, d, V, s, b, **_):
     return 6 * n_matmul(L, d, V) * T
 
 
-def hardware_flops(L, d, V, s, b, recompute=False, **_):
+def hardware_flops(L, d, V, s, b, recompute=False, V_pad=None, **_):
     """The FLOPs the GPU runs: the model FLOPs plus, with recomputation, one more forward of every block
-    (24 d^2 + 4 s d FLOPs a token and layer; the output layer is not recomputed)."""
+    (24 d^2 + 4 s d FLOPs a token and layer; the output layer is not recomputed), plus the padded rows of
+    the output layer (6 d FLOPs a token each: work the GPU does that the model does not need)."""
+    pad = 6 * ((V_pad or V) - V) * d * b * s
     # TODO 2: with recompute, every block's forward runs once more in backward: how many FLOPs is that?
     extra = 0
-    return model_flops(L, d, V, s, b) + extra
+    return model_flops(L, d, V, s, b) + extra + pad
 
 
 def state_bytes_per_param():
@@ -215,6 +220,13 @@ def check_size(seed, cfg, device):
     # FLOPs of a step, as torch's counter sees them (it counts every matrix product and their backward).
     flops = count(lambda: model(idx, tgt).backward())
     tutor_lab.check(LAB, "model_flops", size, scalar(flops), scalar(model_flops(**cfg)), seed)
+    # A padded token table: the padded rows' products are hardware FLOPs, not model FLOPs.
+    padded = dict(cfg, V_pad=cfg["V"] + 1 + seed % 7)
+    pmodel = make_model(padded, seed, device, core="math")
+    flops = count(lambda: pmodel(idx, tgt).backward())
+    tutor_lab.check(LAB, "hardware_flops_padded", size + f" V_pad={padded['V_pad']}", scalar(flops),
+                    scalar(hardware_flops(**padded)), seed)
+    del pmodel
     model.zero_grad(set_to_none=True)
     model.recompute = True
     flops = count(lambda: model(idx, tgt).backward())
@@ -279,7 +291,7 @@ def cuda_ms(fn, reps=10, warmup=2):
 def matmul_ms(cfg):
     """The step's products with weights, alone, at their own shapes: each linear's forward X W^T, its
     input gradient dY W and its weight gradient dY^T X, for every block and the output layer."""
-    L, d, V, T = cfg["L"], cfg["d"], cfg["V"], cfg["b"] * cfg["s"]
+    L, d, V, T = cfg["L"], cfg["d"], cfg.get("V_pad") or cfg["V"], cfg["b"] * cfg["s"]
     total = 0.0
     for n_out, n_in, times in ((3 * d, d, L), (d, d, L), (4 * d, d, L), (d, 4 * d, L), (V, d, 1)):
         x = torch.randn(T, n_in, device=BENCH_DEVICE, dtype=torch.bfloat16)
@@ -308,6 +320,7 @@ VARIANTS = (  # name, config, recompute, compile
     ("xl_eager", "gpt2_xl", False, False),
     ("xl_recompute", "gpt2_xl", True, False),
     ("xl_compiled", "gpt2_xl", False, True),
+    ("xl_padded", "gpt2_xl_padded", False, True),
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,16 @@ def test_no_section_file_repeats_a_heading_of_its_own_level_two():
         heads = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
         repeated += [f"{path.name}: {h}" for h, n in collections.Counter(heads).items() if n > 1]
     assert not repeated, repeated
+
+
+def test_no_authored_text_holds_a_control_character():
+    """A TeX command typed into a Python string without r"" ("\alpha", "\bmod") lands in a page as a bell or a
+    backspace, which the browser drops silently: the formula then reads "lpha"."""
+    control = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+    found = []
+    for pattern in ("modules/**/*.md", "modules/**/*.yml", "docs/**/*.md", "sheets/*.md", "cards/*.yml", "*.yml"):
+        for path in ROOT.glob(pattern):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if control.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not found, found

@@ -1,0 +1,319 @@
+"""Claims of module C03 (KV cache management), derived here and read back from the module's own text.
+
+Each number is computed from first principles: the published configs (restated below, as the page cites them),
+the one hardware table (`tutor_build.models.hardware`) and the measurement records of the two labs, with the
+closed forms written out here rather than called from `kvcache.py` (the model is checked against them). The
+number is then found, printed as the page prints it, in the paragraph that states it (tests/claims/prose.py).
+Measured numbers appear on the page only through placeholders; the tests check the records behind them and
+that the placeholders name those records. The records exist, so nothing here skips.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from tests.claims.prose import sources, states
+from tutor_build.measurements import records
+from tutor_build.models import hardware as hw
+from tutor_build.models import kvcache as kv
+
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+ID = "C03"
+RECS = records(ROOT)
+PA, KF = "C03/paged_attention", "C03/kv_fragmentation"
+
+# The published configs (config.json of each model, cited on the page): layers, query heads, KV heads, head dim.
+CONFIGS = {
+    "Llama 2 7B": (32, 32, 32, 4096 // 32),  # MHA: num_key_value_heads = num_attention_heads
+    "Llama 3.1 8B": (32, 32, 8, 128),
+    "Mistral 7B": (32, 32, 8, 4096 // 32),
+    "Llama 3.1 70B": (80, 64, 8, 8192 // 64),
+    "Falcon 7B": (32, 71, 1, 4544 // 71),  # multi_query: one KV head
+}
+DSV3 = dict(layers=61, heads=128, kv_lora_rank=512, rope=64, nope=128, v=128)
+BF16 = 2
+
+
+def rec(variant: str, lab: str = PA, vendor: str = "triton") -> float:
+    return RECS[f"{lab}/{variant}/{vendor}"]["value"]
+
+
+def frag(variant: str) -> float:
+    return rec(variant, KF, "python")
+
+
+def text(files: str = "*.md") -> str:
+    return "\n".join(sources(ID, files).values())
+
+
+def table_row(first: str) -> list[str]:
+    for line in sources(ID, "2-first-principles.md")[next(iter(sources(ID, "2-first-principles.md")))].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0].startswith(first + " [@"):
+            return cells
+    raise AssertionError(f"no table row for {first}")
+
+
+def mha_bytes(layers, kv_heads, dim, b=BF16):
+    return 2 * layers * kv_heads * dim * b
+
+
+MLA_BYTES = DSV3["layers"] * (DSV3["kv_lora_rank"] + DSV3["rope"]) * BF16
+MLA_AS_MHA = DSV3["layers"] * DSV3["heads"] * (DSV3["nope"] + DSV3["rope"] + DSV3["v"]) * BF16
+
+# ---------------------------------------------------------------- the bytes-per-token table
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_table_row_from_the_config(name):
+    layers, q_heads, kv_heads, dim = CONFIGS[name]
+    b = mha_bytes(layers, kv_heads, dim)
+    full = mha_bytes(layers, q_heads, dim)
+    cells = table_row(name)
+    assert cells[2] == f"{layers} × {kv_heads} × {dim}"
+    assert cells[3] == f"{b:,}" and cells[4] == f"{full:,}"
+    share = b / full
+    assert cells[5] == (f"{share:.0%}" if share >= 0.2 else f"{share:.1%}" if share >= 0.1 else f"{share:.2%}")
+    m = kv.BY_NAME[name]  # the model the figure and the page draw from agrees with the config
+    assert kv.bytes_per_token(m) == b and kv.mha_equivalent_bytes(m) == full
+
+
+def test_mla_row_and_model():
+    cells = table_row("DeepSeek-V3")
+    assert cells[3] == f"{MLA_BYTES:,}" and cells[4] == f"{MLA_AS_MHA:,}"
+    assert cells[5] == f"{MLA_BYTES / MLA_AS_MHA:.2%}"
+    assert kv.bytes_per_token(kv.BY_NAME["DeepSeek-V3"]) == MLA_BYTES
+    assert kv.mha_equivalent_bytes(kv.BY_NAME["DeepSeek-V3"]) == MLA_AS_MHA
+    states(ID, f"{MLA_BYTES:,}", near="The latent cache.")
+    states(ID, f"{DSV3['kv_lora_rank'] + DSV3['rope']} values per layer", near="The latent cache.")
+
+
+def test_headline_bytes_per_token():
+    for name in ("Llama 2 7B", "Llama 3.1 8B", "Falcon 7B"):
+        layers, _, kv_heads, dim = CONFIGS[name]
+        states(ID, f"{mha_bytes(layers, kv_heads, dim):,}", near=name, files="module.yml")
+    states(ID, f"{MLA_BYTES:,}", near="DeepSeek-V3", files="module.yml")
+    assert mha_bytes(80, 8, 128) == 327_680  # the figure C07 uses
+    states(ID, "327,680", near="C07 sizes a serving node")
+
+
+def test_conversation_sizes():
+    para = "A 4,096-token conversation"
+    assert 4096 * mha_bytes(*CONFIGS["Llama 2 7B"][::2][:1], 32, 128) == 2 * 2**30
+    states(ID, f"{4096 * mha_bytes(32, 32, 128) // 2**30} GiB", near=para)
+    states(ID, f"{4096 * mha_bytes(32, 8, 128) // 2**20} MiB", near=para)
+
+
+# ---------------------------------------------------------------- a decode step's bytes and FLOP
+
+
+def _lens():
+    nbytes = RECS[f"{PA}/contiguous/triton"]["bytes"]
+    per_token = 2 * 8 * 128 * BF16
+    assert nbytes % per_token == 0
+    return nbytes, nbytes // per_token
+
+
+def test_step_bytes_and_tokens():
+    nbytes, tokens = _lens()
+    for r in ("copy", "contiguous", "paged_b16", "paged_b32"):
+        assert RECS[f"{PA}/{r}/triton"]["bytes"] == nbytes  # every variant read the same bytes
+    states(ID, f"{nbytes:,}".replace(",", "{,}"), near="What a decode step reads")
+    states(ID, f"{tokens:,}".replace(",", "{,}"), near="What a decode step reads")
+    states(ID, f"{nbytes:,}".replace(",", "{,}"), near="**Bytes.**")
+    states(ID, f"{tokens:,}", near="The bench runs one attention layer")
+    floor_h = nbytes / hw.value("h200", "hbm_bw") * 1e3
+    floor_m = nbytes / hw.value("mi300x", "hbm_bw") * 1e3
+    states(ID, f"{floor_h:.3f} ms", near="What a decode step reads")
+    states(ID, f"{floor_h:.3f} ms", near="floor of the lab's")
+    states(ID, f"{floor_m:.3f} ms", near="floor of the lab's")
+    states(ID, f"{floor_m:.3f} ms", near="Nothing in this module was measured on an MI300X")
+
+
+def test_flop_intensity_and_ridge():
+    _, tokens = _lens()
+    g, d = 32 // 8, 128
+    per = 4 * g * d
+    states(ID, f"{per:,}".replace(",", "{,}"), near="**FLOP.**")
+    states(ID, f"{per * tokens * 8:,}", near="**FLOP.**")
+    intensity = per / (2 * d * BF16)
+    assert intensity == 2 * g / BF16 == 4
+    states(ID, f"{intensity:.0f} FLOP/byte", near="Why it is a memory read")
+    ridge_h = hw.peak("h200", "bf16") / hw.value("h200", "hbm_bw")
+    ridge_m = hw.peak("mi300x", "bf16") / hw.value("mi300x", "hbm_bw")
+    states(ID, f"{ridge_h:.0f} FLOP/byte", near="Why it is a memory read")
+    states(ID, f"{ridge_h:.0f} FLOP per byte", near="**Arithmetic intensity.**")
+    states(ID, f"{ridge_m:.0f}", near="**Arithmetic intensity.**")
+    states(ID, f"{ridge_h:.0f} FLOP per byte", near="ridge point of")
+    states(ID, f"{ridge_m:.0f} on the MI300X", near="ridge point of")
+    states(ID, f"{hw.peak('h200', 'bf16') / 1e12:.1f} TFLOP/s", near="**Arithmetic intensity.**")
+    states(ID, f"{hw.peak('mi300x', 'bf16') / 1e12:,.1f} TFLOP/s", near="**Arithmetic intensity.**")
+    assert ridge_h / intensity > 50 and ridge_m / intensity > 50  # "fifty times left of either ridge"
+
+
+def test_silicon_table():
+    for gpu, col in (("h200", 1), ("mi300x", 2)):
+        cap = hw.value(gpu, "hbm_bytes")
+        states(ID, f"{math.floor(cap / mha_bytes(80, 8, 128)):,}", near="Llama 3.1 70B KV tokens")
+        states(ID, f"{cap / 1e9:.0f} GB", near="HBM capacity")
+        states(ID, f"{hw.value(gpu, 'hbm_bw') / 1e12:.1f} TB/s", near="HBM bandwidth")
+    states(ID, f"{hw.value('h200', 'units')} SMs", near="compute units")
+    states(ID, f"{hw.value('mi300x', 'units')} CUs", near="compute units")
+    programs = 64 * 8
+    states(ID, f"{programs}", near="the lab's bench launches")
+    states(ID, f"{programs / hw.value('h200', 'units'):.1f} programs per SM", near="the lab's bench launches")
+    states(ID, f"{programs / hw.value('mi300x', 'units'):.1f}", near="the lab's bench launches")
+    states(ID, f"{hw.value('h200', 'shared_per_unit') // 1024} KiB", near="on-chip scratch")
+    states(ID, f"{hw.value('mi300x', 'shared_per_unit') // 1024} KiB", near="on-chip scratch")
+    states(ID, f"{hw.value('mi300x', 'infinity_cache_bytes') // 2**20} MiB", near="last-level cache")
+
+
+# ---------------------------------------------------------------- the block table
+
+
+def test_page_and_table_bytes():
+    for page in (16, 32):
+        share = 4 / (page * 2 * 128 * BF16)
+        assert kv.table_share(page, 128) == share
+        states(ID, f"{share:.3%}", near="The price of a page is one lookup")
+        states(ID, f"{share:.3%}", near="Section 2 counted the table's extra bytes")
+    assert kv.page_bytes(16, 8, 128) == 16 * 8 * 128 * BF16 == 32 * 1024
+    states(ID, "32 KiB of K", near="The price of a page is one lookup")
+    states(ID, f"{kv.page_bytes(32, 8, 128) // 1024:.0f} KiB of each", near="The price of a page is one lookup")
+    states(ID, "32 KiB of K", near="A page of 16 tokens × 8 KV heads")
+    states(ID, f"{128 * BF16} contiguous bytes per token", near="A page of 16 tokens × 8 KV heads")
+    states(ID, f"{8 * 128 * BF16:,} bytes further on", near="A page of 16 tokens × 8 KV heads")
+    width = math.ceil(4096 / 16)
+    states(ID, f"{width} entries × 4 bytes, {64 * width * 4 // 1024} KiB", near="A page of 16 tokens × 8 KV heads")
+    states(ID, f"{2 * 128 * BF16} bytes of K and V per token", near="The price of a page is one lookup")
+
+
+def test_q3_table_share():
+    per_page = 32 * 2 * 128 * BF16
+    states(ID, f"{per_page:,}".replace(",", "{,}"), near="Per page:")
+    states(ID, f"{4 / per_page:.3%}", near="Per page:")
+
+
+# ---------------------------------------------------------------- the headline: paged vs contiguous, same run
+
+
+def test_headline_paged_reaches_90_percent_of_contiguous():
+    contiguous = rec("contiguous")
+    for page in (16, 32):
+        share = rec(f"paged_b{page}") / contiguous
+        assert share >= 0.90, f"pages of {page}: {share:.1%} of the contiguous bandwidth"
+        states(ID, f"{share:.1%}", near="reads 32-token pages", files="module.yml")
+    states(ID, f"{rec('contiguous') / rec('copy'):.0%} of a copy", near="reads 32-token pages", files="module.yml")
+    for v in ("paged_b32", "paged_b16", "contiguous"):
+        states(ID, f"{rec(v):,.0f}", near="reads 32-token pages", files="module.yml")
+    body = text("5-performance.md")
+    for a, b in (("paged_b32", "contiguous"), ("paged_b16", "contiguous"), ("contiguous", "copy")):
+        assert f'{{{{ share("{PA}/{a}/triton", "{PA}/{b}/triton") }}}}' in body
+    # every record of the comparison comes from one run: same GPU, toolkit, date and source hash
+    runs = {(RECS[k]["gpu"], RECS[k]["toolkit"], RECS[k]["date"], RECS[k]["source_sha256"])
+            for k in RECS if k.startswith(PA + "/")}
+    assert len(runs) == 1
+
+
+def test_losses_stated_in_tradeoffs():
+    c = rec("contiguous")
+    l32, l16 = 1 - rec("paged_b32") / c, 1 - rec("paged_b16") / c
+    states(ID, f"{l32:.1%} of its bandwidth with pages of 32", near="The lab's decode kernel loses")
+    states(ID, f"{l16:.1%} with pages of 16", near="The lab's decode kernel loses")
+    states(ID, f"{(l16 - l32) * 100:.1f}-point", near="twice the entries")
+    states(ID, f"{l16:.1%}", near="Internal waste grows as")
+    states(ID, f"{l32:.1%}", near="The measured loss")
+
+
+def test_best_tiles():
+    for layout, best in (("contiguous", "n64_w4_s2"), ("paged_b32", "n64_w4_s2"), ("paged_b16", "n128_w4_s2")):
+        cands = {k.split("/")[2]: v["value"] for k, v in RECS.items()
+                 if k.startswith(f"{PA}/{layout}_n")}
+        assert len(cands) == 5
+        assert max(cands, key=cands.get) == f"{layout}_{best}"
+        assert rec(layout) == cands[f"{layout}_{best}"]  # the layout's record is its best candidate
+    for layout in ("contiguous", "paged_b16", "paged_b32"):
+        loss = 1 - rec(f"{layout}_n32_w4_s2") / rec(layout)
+        assert 0.10 <= loss <= 0.14  # "a short tile", 11-14% under the best
+    states(ID, "for pages of 16 the 128-token tile wins narrowly", near="Five tile shapes")
+
+
+# ---------------------------------------------------------------- the pool
+
+
+def test_pool_parts_sum_and_headline():
+    for s in ("contiguous_max", "contiguous_fit", "paged_b16", "paged_b32"):
+        parts = sum(frag(f"{s}_{p}") for p in ("used", "internal", "external", "free"))
+        assert parts == pytest.approx(100.0, abs=1e-6)
+    states(ID, f"{frag('paged_b16_used'):.1f}%", near="pages of 16 use", files="module.yml")
+    states(ID, f"{frag('contiguous_fit_used'):.1f}%", near="pages of 16 use", files="module.yml")
+    states(ID, f"{frag('contiguous_fit_batch'):.1f}", near="running batch doubles", files="module.yml")
+    states(ID, f"{frag('paged_b16_batch'):.1f} requests", near="running batch doubles", files="module.yml")
+    assert 1.9 <= frag("paged_b16_batch") / frag("contiguous_fit_batch") <= 2.1  # "doubles"
+
+
+def test_paged_internal_prediction():
+    pool = 65536
+    for page, near in ((16, "pages of 16, that predicts"), (32, "pages of 16, that predicts")):
+        batch = frag(f"paged_b{page}_batch")
+        pred = batch * (page - 1) / 2 / pool
+        states(ID, f"{pred:.2%}", near=near)
+        states(ID, f"{pred:.2%} predicted", near="The paged internal waste matches")
+        states(ID, f"{batch:.1f}", near=near)
+        measured = frag(f"paged_b{page}_internal") / 100
+        assert measured == pytest.approx(pred, rel=0.10) and measured > pred  # "the small excess"
+    states(ID, f"{(16 - 1) / 2}", near="pages of 16, that predicts")
+    states(ID, f"{pool * 128 * 1024 // 2**30} GiB", near="A server gives the cache a pool")
+    assert mha_bytes(32, 8, 128) == 128 * 1024
+
+
+def test_pool_words_in_tradeoffs_and_drills():
+    states(ID, f"{frag('paged_b16_internal'):.2f}%", near="Internal waste grows with the page")
+    states(ID, f"{frag('paged_b32_internal'):.2f}%", near="Internal waste grows with the page")
+    states(ID, f"{frag('paged_b16_internal'):.2f}%", near="Internal waste grows as")
+    states(ID, f"{frag('contiguous_fit_internal'):.1f}%", near="Internal waste grows as")
+    states(ID, f"{frag('contiguous_fit_internal'):.1f}%", near="Why does it still waste")
+
+
+def test_prefix_sharing():
+    S, U, N, P = 1000, 256, 64, 16
+    plain = N * math.ceil((S + U) / P)
+    shared = S // P + N * (math.ceil((S + U) / P) - S // P)
+    assert (plain, shared) == kv.prefix_pages(S, [U] * N, P)
+    saved = 1 - shared / plain
+    assert frag("prefix_saved") == pytest.approx(100 * saved, abs=1e-9)  # the lab counted the closed form
+    states(ID, f"{shared:,} pages instead of", near="Sharing a prefix.")
+    states(ID, f"{plain:,}", near="Sharing a prefix.")
+    states(ID, f"{saved:.1%} fewer", near="Sharing a prefix.")
+    states(ID, f"{saved:.1%} of the closed form", near="Prefix sharing saves")
+    states(ID, f"{plain:,}".replace(",", "{,}"), near="Without: $64")
+    states(ID, f"{shared:,}".replace(",", "{,}"), near="Without: $64")
+    states(ID, f"{S // P}", near="Without: $64")
+    states(ID, f"{S // P} full pages of 16, {S // P * 16} tokens", near="Prefix sharing works in whole pages")
+    states(ID, f"share {S // 128}, {S // 128 * 128} tokens", near="Prefix sharing works in whole pages")
+
+
+def test_self_assessment_numbers():
+    b = mha_bytes(32, 8, 128)
+    states(ID, f"{b:,}".replace(",", "{,}"), near="$2 \\times 32 \\times 8")
+    states(ID, f"{math.floor(40e9 / b):,}", near="40 GB /")
+    states(ID, f"{math.floor(40e9 / b / 4096)} whole sequences", near="40 GB /")
+    states(ID, f"{72 * 7.5 / 65536:.2%}", near="$(P-1)/2$ slots per request")
+    states(ID, f"{72 * 127.5 / 65536:.0%}", near="$(P-1)/2$ slots per request")
+    seq = 4096 * mha_bytes(80, 8, 128)
+    states(ID, f"{seq / 1e9:.2f} GB", near="From the config: $2")
+    states(ID, f"{seq / 8 / 1e6:.1f} MB", near="From the config: $2")
+    states(ID, f"{MLA_BYTES / MLA_AS_MHA:.2%}", near="MLA caches $512")
+    falcon = mha_bytes(32, 1, 64) / mha_bytes(32, 71, 64)
+    assert f"{falcon:.2%}" == f"{MLA_BYTES / MLA_AS_MHA:.2%}"  # "the same share as Falcon 7B"
+
+
+def test_kwon_numbers_quoted_consistently():
+    for near in ("Kwon et al. measured", "Kwon et al., SOSP 2023"):
+        para = states(ID, "20.4%", near=near)
+        assert "38.2%" in para and "2-4×" in para

@@ -427,7 +427,20 @@ def test_never_typed_measurements_in_sections():
 
 def test_remaining_derived_numbers():
     states(ID, f"{HQ // HKV} query heads share each KV head", near="Grouped-query attention [@ainslie-gqa-2023] lets")
-    states(ID, f"about {RATE / BW:.0f}", near="**Prefill.**")
+    def pf_flops(t):
+        return 2 * (N_MAT - V * H) * t + 2 * V * H + ATT_PAIR * (t * t - t * (t - 1) // 2)
+
+    def pf_bytes(t):  # weights, the prompt's embedding rows, its cache written, every token's activations
+        return E * (P_READ + t * H + (KV_TOK // E) * t + t * (ACT - H - V) + H + V)
+    for t in (32, 128, 512, 2048, 8192):
+        assert rec(f"prefill_t{t}")["bytes"] == pf_bytes(t) and rec(f"prefill_t{t}")["flops"] == pf_flops(t)
+    t_star = next(t for t in range(1, 8193) if pf_flops(t) / RATE > pf_bytes(t) / BW)
+    assert rec("prefill_t128")["note"].startswith("memory") and rec("prefill_t512")["note"].startswith("compute")
+    assert 128 < t_star < 512
+    states(ID, f"{t_star} tokens or more", near="**Prefill.**")
+    states(ID, f"ridge point, {RATE / BW:.0f}", near="**Prefill.**")
+    r = rec("prefill_t128")
+    states(ID, f"{r['flops'] / r['bytes']:.0f} FLOP per byte at $T$ = 128", near="**Prefill.**")
     p = "The ridge point of these two roofs is"
     states(ID, f"{RATE / BW:.0f} FLOP per byte", near=p)
     states(ID, f"{hw.peak('h200', 'bf16') / hw.value('h200', 'hbm_bw'):.0f} FLOP per byte", near=p)

@@ -245,6 +245,10 @@ def test_variant_deltas():
     states(ID, f1(saved) + " ms", near="Padding the table.**")
     assert abs(saved - (val("step_xl_compiled") - val("step_xl_padded"))) < 0.5
     assert val("mfu_xl_padded") < val("hfu_xl_padded") < val("mfu_xl_padded") + 0.01
+    states(ID, f"{val('hfu_xl_padded') - val('mfu_xl_padded'):.3f} points", near="Padding the table.**")
+    pad = 6 * (V_PAD - V) * D * T
+    assert val("hfu_xl_padded") - val("mfu_xl_padded") == pytest.approx(
+        pad / (val("step_xl_padded") * 1e-3) / PEAK * 100, rel=1e-6)
 
 
 def test_gap_term_by_term():
@@ -279,6 +283,8 @@ def test_gap_term_by_term():
     states(ID, pct(opt_bytes / COPY_BW * 1e3 / opt), near="Optimizer, ")
     states(ID, f2(4 * T * V / 1e9) + " GB", near="The rest, ")
     states(ID, f1(rest) + " ms", near="The rest, ")
+    # "the largest single loss is the rest, then the products, the optimizer and attention"
+    assert rest > mm - ideal_mm > opt > att - ideal_att
     # the optimizer record is the same in every XL variant: it does not depend on the products
     assert max(val(f"optimizer_xl_{v}") for v in ("eager", "recompute", "compiled", "padded")) < 1.05 * min(
         val(f"optimizer_xl_{v}") for v in ("eager", "recompute", "compiled", "padded"))
@@ -337,3 +343,23 @@ def test_cards():
     states(ID, f1(OPT_BYTES_PER_PARAM * n_pad / COPY_BW * 1e3) + " ms", near="Fused AdamW reads 16", files="cards")
     states(ID, f"{PEAK / BW:.0f}", near="206 on the H200", files="cards")
     states(ID, f"{PEAK_AMD / BW_AMD:.0f}", near="206 on the H200", files="cards")
+
+
+def test_silicon_table_quotes_the_hardware_table():
+    rows = {
+        "dense bf16 matrix peak": (f"{PEAK / 1e12:,.1f} TFLOP/s", f"{PEAK_AMD / 1e12:,.1f} TFLOP/s"),
+        "HBM bandwidth": (f"{BW / 1e12:.1f} TB/s", f"{BW_AMD / 1e12:.1f} TB/s"),
+        "HBM capacity": (f"{HBM / 1e9:.0f} GB", f"{HBM_AMD / 1e9:.0f} GB"),
+        "compute units": (f"{hw.value('h200', 'units'):.0f} SMs", f"{hw.value('mi300x', 'units'):.0f} CUs"),
+    }
+    for row, (nv, amd) in rows.items():
+        states(ID, nv, near=f"| {row} |", files="3-silicon.md")
+        states(ID, amd, near=f"| {row} |", files="3-silicon.md")
+    assert hw.value("h200", "lanes") == 32 and hw.value("mi300x", "lanes") == 64
+    states(ID, f"{hw.value('mi300x', 'shared_per_unit') / 1024:.0f} KiB LDS", near="MFMA instructions work",
+           files="3-silicon.md")
+
+
+def test_card_split_of_the_flops():
+    states(ID, f2(6 * N_MM / 1e9), near="GFLOP a token", files="cards")
+    states(ID, f2(12 * L * S * D / 1e9), near="GFLOP a token", files="cards")

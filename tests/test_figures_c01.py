@@ -97,3 +97,35 @@ def test_memory_ledger_is_the_count(figs):
     for x in (state, 4 * n, eager, recomputed, 4 * T * V, 4 * s * b * d * L):
         assert f"{x / GiB:.2f} GiB" in alt
     assert not math.isclose(eager, recomputed)
+
+
+def test_step_gap_is_the_records(figs):
+    from tutor_build.measurements import records
+    from svgparse import ROOT
+
+    recs = records(ROOT)
+
+    def v(variant: str) -> float:
+        return recs[f"C01/train_mfu/{variant}/python"]["value"]
+
+    step = v("step_xl_padded")
+    terms = [v("matmuls_gpt2_xl_padded"), v("attention_gpt2_xl_padded"), v("optimizer_xl_padded")]
+    terms.append(step - sum(terms))
+    peak = hardware.peak("h200", "bf16")
+    T = XL["b"] * XL["s"]
+    ideal = [6.0 * (12 * XL["L"] * XL["d"] ** 2 + XL["V"] * XL["d"]) * T / peak * 1e3,
+             12.0 * XL["L"] * XL["s"] * XL["d"] * T / peak * 1e3]
+    root = draw(figs, "step-gap")
+    bars = rects(root)
+    assert [r["title"].rpartition(": ")[2] for r in bars] == [f"{x:.1f} ms" for x in ideal + terms]
+    # one scale: the measured bar is as long as the step, the ideal one as its FLOPs at the peak
+    w_ideal = sum(r["w"] for r in bars[:2])
+    w_meas = sum(r["w"] for r in bars[2:])
+    assert w_meas / w_ideal == pytest.approx(step / sum(ideal), rel=1e-3)
+    mfu = sum(ideal) / step
+    assert f"MFU = ideal / measured = {mfu:.1%}" in texts(root)
+    assert mfu * 100 == pytest.approx(v("mfu_xl_padded"), rel=1e-9)
+    alt = figs["step-gap"].alt
+    for x in ideal + terms + [sum(ideal), step]:
+        assert f"{x:.1f} ms" in alt.replace("\n", " ").replace("9\n    ms", "9 ms")
+    assert f"{mfu:.1%}" in alt

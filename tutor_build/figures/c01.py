@@ -169,3 +169,60 @@ def memory_ledger(model: str = "gpt2_xl") -> Canvas:
             x += w
     axis_x(c, sx, top + 180, "GiB")
     return c
+
+
+# ---------------------------------------------------------------- section 5: the gap, from the records
+
+GAP_RECORDS = {  # term -> the record of the train_mfu lab that times it (the rest is the step minus the three)
+    "products with weights": "C01/train_mfu/matmuls_{config}/python",
+    "attention": "C01/train_mfu/attention_{config}/python",
+    "optimizer": "C01/train_mfu/optimizer_{variant}/python",
+}
+
+
+def gap_terms(variant: str = "xl_padded", config: str = "gpt2_xl_padded", shape: str = "gpt2_xl") -> dict:
+    """The ideal step (its FLOPs at the H200's dense bf16 peak, split into products and attention) and the
+    measured step split into the three terms timed alone and the rest, in ms."""
+    from pathlib import Path
+
+    from ..measurements import records
+
+    recs = records(Path(__file__).resolve().parents[2])
+    m = SHAPES[shape]
+    T = m["b"] * m["s"]
+    peak = hardware.peak("h200", "bf16")
+    ideal = [("products with weights", 6.0 * n_matmul(**m) * T / peak * 1e3),
+             ("attention", 12.0 * m["L"] * m["s"] * m["d"] * T / peak * 1e3)]
+    measured = [(name, recs[key.format(config=config, variant=variant)]["value"])
+                for name, key in GAP_RECORDS.items()]
+    step = recs[f"C01/train_mfu/step_{variant}/python"]["value"]
+    measured.append(("the rest", step - sum(ms for _, ms in measured)))
+    return {"ideal": ideal, "measured": measured, "step": step}
+
+
+def step_gap(variant: str = "xl_padded", config: str = "gpt2_xl_padded") -> Canvas:
+    """Two bars on one ms scale: the ideal step at the datasheet peak, and the measured step split into the
+    products with weights, attention, the optimizer and the rest."""
+    g = gap_terms(variant, config)
+    cols = {"products with weights": "s1", "attention": "s2", "optimizer": "s4", "the rest": "s5"}
+    c = Canvas(W, 330)
+    for i, name in enumerate(cols):
+        x, y = 20 + 270 * (i % 2), 18 + 26 * (i // 2)
+        c.rect(x, y - 8, 16, 16, fill=cols[name])
+        c.text(x + 24, y, name, middle=True)
+    sx = Scale(0, 1.1 * g["step"], 20, 540)
+    rows = [("ideal: the model's FLOPs at 989.5 TFLOP/s", g["ideal"]),
+            ("measured on an H200", g["measured"])]
+    for r, (label, terms) in enumerate(rows):
+        y = 90 + 90 * r
+        total = sum(ms for _, ms in terms)
+        c.text(20, y, f"{label}: {total:.1f} ms", bold=True)
+        x = sx(0)
+        for name, ms in terms:
+            w = sx(ms) - sx(0)
+            c.rect(x, y + 12, w, 34, fill=cols[name], title=f"{r and 'measured' or 'ideal'} {name}: {ms:.1f} ms")
+            x += w
+    mfu = sum(ms for _, ms in g["ideal"]) / g["step"]
+    c.text(20, 262, f"MFU = ideal / measured = {mfu:.1%}", fill="muted")
+    axis_x(c, sx, 282, "ms")
+    return c

@@ -144,8 +144,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     code = _report(outcomes, "verify")
     quick = [o.target for o in outcomes if not o.skipped and o.target.vendor in ("triton", "python") and not tools.gpu]
     if quick and not args.quick:  # the runner adds --quick without a GPU: say so, and how to check every size
-        print(f"no GPU here: {len(quick)} Triton/PyTorch lab(s) ran their --quick sizes (the interpreter is slow); "
-              "these commands check every size the page lists:")
+        kinds = " and ".join(k for k, v in (("Triton", "triton"), ("PyTorch", "python")) if any(t.vendor == v for t in quick))
+        why = "the Triton interpreter is slow" if all(t.vendor == "triton" for t in quick) else "a CPU is slow at full size"
+        print(f"no GPU here: {len(quick)} {kinds} lab(s) ran their --quick sizes ({why}); "
+              "these commands check every size the lab checks:")
         for t in quick:
             print(f"  {_full_size_command(t, args.exercise)}")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):

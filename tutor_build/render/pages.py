@@ -55,6 +55,15 @@ def prerequisites_line(course: Course, m: Module) -> str:
     return ", ".join(links) or "none: start here"
 
 
+def laptop_verify_command(m: Module) -> str:
+    """The command that checks a learner's exercises without a GPU: the module's portable paths (Triton runs
+    through the interpreter, PyTorch on the CPU); with both, or with neither, no vendor filter (CUDA and HIP
+    labs then say they were skipped and why)."""
+    portable = sorted({p for lab in m.labs for p in lab.paths} & {"triton", "python"})
+    vendor = f" --vendor {portable[0]}" if len(portable) == 1 else ""
+    return f"tutor labs verify {m.id}{vendor} --exercise"
+
+
 def next_steps(course: Course, m: Module, existing: set[str] = frozenset()) -> list[str]:
     """The end of a module page: what to do now, then the previous and next module in course order."""
     order = list(course.modules)
@@ -63,7 +72,7 @@ def next_steps(course: Course, m: Module, existing: set[str] = frozenset()) -> l
     labs = ", ".join(f"`{lab.name}`" for lab in m.labs)
     lines = ['!!! tip "What to do next"', "",
              f"    - **Do the labs** ({labs}): [the lab section](#labs) says how; "
-             f"`tutor labs verify {m.id} --vendor triton --exercise` checks your work on a laptop CPU."]
+             f"`{laptop_verify_command(m)}` checks your work on a laptop CPU."]
     if cards and "cards/index.md" in existing:
         lines.append(f"    - **Practise**: the {cards} [recall cards of {m.id}](../cards/index.md?deck=module:{m.id}), "
                      "spaced so that each comes back just before you would forget it.")

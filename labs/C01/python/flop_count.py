@@ -113,25 +113,29 @@ def check_size(seed, b, s, d, a, V, device):
     table = matmul_table(b, s, d, a, V)
     with Products() as seen:
         logits = forward(x, p, a)
-    got = torch.tensor([[c, M, K, N] for c, M, K, N, _ in seen.seen], dtype=torch.float64)
-    want = torch.tensor([[c, M, K, N] for _, c, M, K, N in table], dtype=torch.float64)
-    tutor_lab.check(LAB, "forward_shapes", size, got, want, seed)
+    # Yours (the table) against what torch ran, one product at a time so a failure names the product.
+    if len(table) != len(seen.seen):
+        tutor_lab.check(LAB, "forward_shapes", size + f" ({len(table)} products in the table, torch ran "
+                        f"{len(seen.seen)})", torch.zeros(len(table)), torch.zeros(len(seen.seen)), seed)
+    for (name, *yours), (*ran, _) in zip(table, seen.seen):
+        tutor_lab.check(LAB, "forward_shapes", size + f" {name}: [count, M, K, N]",
+                        torch.tensor(yours, dtype=torch.float64), torch.tensor(ran, dtype=torch.float64), seed)
 
     with FlopCounterMode(display=False) as fc:
         logits = forward(x, p, a)
     fwd = fc.get_total_flops()
     by_hand = sum(flops(c, M, K, N) for _, c, M, K, N in table)
-    tutor_lab.check(LAB, "forward_flops", size, torch.tensor([float(fwd)]).double(),
-                    torch.tensor([float(by_hand)]).double(), seed)
+    tutor_lab.check(LAB, "forward_flops", size, torch.tensor([float(by_hand)]).double(),
+                    torch.tensor([float(fwd)]).double(), seed)
     with FlopCounterMode(display=False) as fc:
         logits.backward(torch.randn_like(logits))
-    tutor_lab.check(LAB, "backward_flops", size + " (2 x forward)", torch.tensor([float(fc.get_total_flops())]).double(),
-                    torch.tensor([2.0 * by_hand]).double(), seed)
+    tutor_lab.check(LAB, "backward_flops", size + " (2 x forward)", torch.tensor([2.0 * by_hand]).double(),
+                    torch.tensor([float(fc.get_total_flops())]).double(), seed)
 
     elem = x.element_size()
-    got = torch.tensor([2 * c * M * K * N / nbytes for c, M, K, N, nbytes in seen.seen], dtype=torch.float64)
-    want = torch.tensor([intensity(c, M, K, N, elem) for _, c, M, K, N in table], dtype=torch.float64)
-    tutor_lab.check(LAB, "intensity", size + " (FLOP/byte)", got, want, seed, rtol=1e-12)
+    ran = torch.tensor([2 * c * M * K * N / nbytes for c, M, K, N, nbytes in seen.seen], dtype=torch.float64)
+    yours = torch.tensor([intensity(c, M, K, N, elem) for _, c, M, K, N in table], dtype=torch.float64)
+    tutor_lab.check(LAB, "intensity", size + " (FLOP/byte)", yours, ran, seed, rtol=1e-12)
 
 
 # ---------------------------------------------------------------- bench

@@ -31,6 +31,7 @@ Run:  python labs/C01/python/train_mfu.py [--quick] [--bench] [--seed N]
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
@@ -129,12 +130,14 @@ def make_optimizer(model):
     return torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.0, fused=fused)
 
 
-def train_step(model, opt, idx, tgt, amp):
+def train_step(model, opt, idx, tgt, amp, grads_to_none=False):
     with torch.autocast(idx.device.type, dtype=torch.bfloat16, enabled=amp):
         loss = model(idx, tgt)
     loss.backward()
     opt.step()
-    opt.zero_grad(set_to_none=False)  # the gradients stay allocated: 4 bytes a parameter, every step
+    # Kept (False): the gradients stay allocated, zeroed each step, and backward adds into them (4 bytes a
+    # parameter written to zero them, then read and written again). None: backward writes fresh gradients.
+    opt.zero_grad(set_to_none=grads_to_none)
     return loss
 
 
@@ -211,23 +214,23 @@ def check_size(seed, cfg, device):
     model = make_model(cfg, seed, device, core="math")
     idx, tgt = batch(cfg, device, seed)
     got = sum(p.numel() for p in model.parameters())
-    tutor_lab.check(LAB, "param_count", size, scalar(got), scalar(n_params(**cfg)), seed)
+    tutor_lab.check(LAB, "param_count", size, scalar(n_params(**cfg)), scalar(got), seed)  # yours vs torch's
 
     # FLOPs of a step, as torch's counter sees them (it counts every matrix product and their backward).
     flops = count(lambda: model(idx, tgt).backward())
-    tutor_lab.check(LAB, "model_flops", size, scalar(flops), scalar(model_flops(**cfg)), seed)
+    tutor_lab.check(LAB, "model_flops", size, scalar(model_flops(**cfg)), scalar(flops), seed)
     # A padded token table: the padded rows' products are hardware FLOPs, not model FLOPs.
     padded = dict(cfg, V_pad=cfg["V"] + 1 + seed % 7)
     pmodel = make_model(padded, seed, device, core="math")
     flops = count(lambda: pmodel(idx, tgt).backward())
-    tutor_lab.check(LAB, "hardware_flops_padded", size + f" V_pad={padded['V_pad']}", scalar(flops),
-                    scalar(hardware_flops(**padded)), seed)
+    tutor_lab.check(LAB, "hardware_flops_padded", size + f" V_pad={padded['V_pad']}",
+                    scalar(hardware_flops(**padded)), scalar(flops), seed)
     del pmodel
     model.zero_grad(set_to_none=True)
     model.recompute = True
     flops = count(lambda: model(idx, tgt).backward())
-    tutor_lab.check(LAB, "hardware_flops_recompute", size, scalar(flops),
-                    scalar(hardware_flops(**cfg, recompute=True)), seed)
+    tutor_lab.check(LAB, "hardware_flops_recompute", size, scalar(hardware_flops(**cfg, recompute=True)),
+                    scalar(flops), seed)
     ckpt_grads = [p.grad.clone() for p in model.parameters()]
     model.zero_grad(set_to_none=True)
     model.recompute = False
@@ -253,8 +256,8 @@ def check_size(seed, cfg, device):
     # Weights, gradients and AdamW state after one step.
     opt = make_optimizer(model)
     train_step(model, opt, idx, tgt, amp=False)
-    tutor_lab.check(LAB, "state_bytes", size, scalar(state_bytes(model, opt)),
-                    scalar(state_bytes_per_param() * n_params(**cfg)), seed)
+    tutor_lab.check(LAB, "state_bytes", size, scalar(state_bytes_per_param() * n_params(**cfg)),
+                    scalar(state_bytes(model, opt)), seed)
 
 
 # ---------------------------------------------------------------- bench
@@ -311,16 +314,22 @@ def attention_ms(cfg):
     return cfg["L"] * cuda_ms(fwd_bwd)
 
 
-VARIANTS = (  # name, config, recompute, compile
-    ("medium_eager", "gpt2_medium", False, False),
-    ("xl_eager", "gpt2_xl", False, False),
-    ("xl_recompute", "gpt2_xl", True, False),
-    ("xl_compiled", "gpt2_xl", False, True),
-    ("xl_padded", "gpt2_xl_padded", False, True),
+VARIANTS = (  # name, config, recompute, compile, gradients set to None after each step
+    ("medium_eager", "gpt2_medium", False, False, False),
+    ("xl_eager", "gpt2_xl", False, False, False),
+    ("xl_recompute", "gpt2_xl", True, False, False),
+    ("xl_compiled", "gpt2_xl", False, True, False),
+    ("xl_padded", "gpt2_xl_padded", False, True, False),
+    ("xl_padded_none", "gpt2_xl_padded", False, True, True),
 )
 
 
-def bench_variant(name, cfg, recompute, compiled, seed, mm_rate):
+def bench_variant(name, cfg, recompute, compiled, seed, mm_rate, grads_to_none=False):
+    # Nothing of the previous variant may stay: compiled code holds its modules (and their memory) alive.
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
+    resident = torch.cuda.memory_allocated()
     model = make_model(cfg, seed, BENCH_DEVICE, recompute=recompute)
     opt = make_optimizer(model)
     g = torch.Generator(device=BENCH_DEVICE).manual_seed(seed)
@@ -331,7 +340,7 @@ def bench_variant(name, cfg, recompute, compiled, seed, mm_rate):
         for blk in model.blocks:  # regional compilation: one block's code, reused by every block
             blk.compile()
     for _ in range(3):  # warm-up: compiles, the allocator's pools, AdamW's state
-        train_step(model, opt, idx, tgt, amp=True)
+        train_step(model, opt, idx, tgt, amp=True, grads_to_none=grads_to_none)
     torch.cuda.synchronize()
     warm_s = time.perf_counter() - t0
     if compiled:  # one graph for every block, or the blocks recompiled
@@ -346,10 +355,11 @@ def bench_variant(name, cfg, recompute, compiled, seed, mm_rate):
         loss = model(idx, tgt)
     loss.backward()
     opt.step()
-    opt.zero_grad(set_to_none=False)
+    torch.cuda.synchronize()
+    state = state_bytes(model, opt)  # before zero_grad: with grads_to_none the gradients go until next backward
+    opt.zero_grad(set_to_none=grads_to_none)
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated()
-    state = state_bytes(model, opt)
 
     reps = 10
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(reps)]
@@ -361,7 +371,7 @@ def bench_variant(name, cfg, recompute, compiled, seed, mm_rate):
         loss.backward()
         e[2].record()
         opt.step()
-        opt.zero_grad(set_to_none=False)
+        opt.zero_grad(set_to_none=grads_to_none)
         e[3].record()
     torch.cuda.synchronize()
     if not math.isfinite(loss.item()):
@@ -392,6 +402,9 @@ def bench_variant(name, cfg, recompute, compiled, seed, mm_rate):
         tutor_lab.measure(LAB, f"saved_{name}", "saved_activations", meter.total / GiB, "GiB",
                           {"name": "the allocator's peak above the state (same run)", "unit": "GiB",
                            "value": (peak - base) / GiB}, nbytes=meter.total)
+    tutor_lab.measure(LAB, f"resident_{name}", "resident_memory", resident / GiB, "GiB",
+                      {"name": "H200 memory (device properties)", "unit": "GiB",
+                       "value": torch.cuda.get_device_properties(0).total_memory / GiB}, nbytes=resident)
     tutor_lab.measure(LAB, f"warmup_{name}", "warmup_time", warm_s, "s",
                       {"name": "three steps at the measured step time", "value": 3 * step / 1e3, "unit": "s"})
     print(f"# {name}: step {step:.1f} ms {phases}  MFU {100 * mfu(fm, step, PEAK_BF16):.1f}% "
@@ -413,7 +426,7 @@ def bench(seed):
                       {"name": "NVIDIA H200 dense bf16 peak (datasheet)", "value": PEAK_BF16 / 1e12,
                        "unit": "TFLOP/s"}, ms=mm_ms)
     done = set()
-    for name, cname, recompute, compiled in VARIANTS:
+    for name, cname, recompute, compiled, grads_to_none in VARIANTS:
         cfg = CONFIGS[cname]
         if cname not in done:  # the gap's terms: products and attention alone, at the step's shapes
             done.add(cname)
@@ -429,7 +442,7 @@ def bench(seed):
             print(f"# {cname}: products alone {mm_t:.1f} ms ({fmm / mm_t / 1e9:.0f} TFLOP/s), attention alone "
                   f"{at_t:.1f} ms", file=sys.stderr, flush=True)
         try:
-            bench_variant(name, cfg, recompute, compiled, seed, mm_rate)
+            bench_variant(name, cfg, recompute, compiled, seed, mm_rate, grads_to_none)
         except Exception as exc:  # e.g. torch.compile unavailable: say so, keep the other variants
             if not compiled:
                 raise

@@ -78,3 +78,5 @@ def test_block_table_shares_the_prefix_pages(figs):
     assert f"table bytes per KV byte, one head: {4 / (16 * 2 * 128 * 2):.3%}" in shown
     assert "a 64-token tile reads 4 table entries, then its K and V" in shown
     assert "0.049%" in figs["block-table"].alt
+    one_head = 16 * 2 * 128 * 2  # a page of one head's K and V
+    assert one_head == 8 * 1024 and "4-byte entry for 8 KiB of one head's" in figs["block-table"].caption

@@ -13,8 +13,13 @@ online softmax of B01/B03 (running maximum m, running sum l, the accumulator res
 
   contiguous            the kernel on the contiguous cache (best of CANDIDATES, timed in the same run)
   paged_b16, paged_b32  the kernel on a paged cache with 16- and 32-token pages, shuffled at random in the pool
+  paged_b16_ordered     the control: the same kernel and table lookup on 16-token pages handed out in order (an
+                        identity block table: each sequence's pages follow each other, the sequences back to
+                        back), so the indirection can be told apart from where the pages sit
   <layout>_<candidate>  every candidate tile shape (bench)
   copy                  a device-to-device copy of as many bytes as the kernels read: the ceiling
+  read                  a read-only stream of as many bytes (a sum of every word, best of READ_BLOCKS): a second
+                        ceiling, closer to a kernel that only reads
 
     python labs/C03/triton/paged_attention.py            check every variant on ragged lengths
     python labs/C03/triton/paged_attention.py --bench    GB/s of KV read, Llama 3.1 8B heads, 64 sequences
@@ -86,6 +91,26 @@ def decode_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lens_ptr, table_ptr, table_stride,
     tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty), mask=in_group[:, None])
 
 
+@triton.jit
+def read_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
+    """The read-only ceiling: each program sums BLOCK consecutive words and stores one partial sum, so every
+    byte is read once and almost nothing is written (one word per BLOCK read)."""
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(part_ptr + pid, tl.sum(x.to(tl.float32), axis=0))
+
+
+READ_BLOCKS = [dict(BLOCK=4096, num_warps=8), dict(BLOCK=8192, num_warps=8), dict(BLOCK=16384, num_warps=16)]
+
+
+def read_all(x: torch.Tensor, parts: torch.Tensor, cfg: dict) -> torch.Tensor:
+    """Sums every element of the 1-D float32 `x` through read_kernel; `parts` holds one float per program."""
+    grid = (triton.cdiv(x.numel(), cfg["BLOCK"]),)
+    read_kernel[grid](x, parts, x.numel(), **cfg)
+    return parts[: grid[0]]
+
+
 # Tile shapes tried by the bench: tokens per tile and warps per program.
 CANDIDATES = [
     dict(BLOCK_N=32, num_warps=4, num_stages=2),
@@ -112,8 +137,10 @@ class Cache:
 
 
 def build_caches(lens: list[int], kv_heads: int, dim: int, pages: tuple[int, ...], dtype, guard: bool,
-                 spare: float = 0.25) -> tuple[dict, torch.Tensor, torch.Tensor]:
-    """The same K and V values laid out contiguously and in shuffled pages of each size in `pages`.
+                 spare: float = 0.25, ordered: tuple[int, ...] = ()) -> tuple[dict, torch.Tensor, torch.Tensor]:
+    """The same K and V values laid out contiguously and in shuffled pages of each size in `pages`, and, for
+    each size in `ordered`, in pages handed out in order (paged_b<size>_ordered: the same pool, an identity
+    block table).
 
     Rows no sequence owns (the tail of each contiguous slot, the pool's free pages) hold NaN, so a kernel
     that reads a token it should not, or follows a wrong table entry, produces NaN and fails its check.
@@ -129,11 +156,12 @@ def build_caches(lens: list[int], kv_heads: int, dim: int, pages: tuple[int, ...
     wrap = (lambda t, name: tutor_lab.guarded(t, name=name)) if guard else (lambda t, name: t)
     caches = {"contiguous": Cache(wrap(dense_k.reshape(-1, kv_heads, dim), "k"),
                                   wrap(dense_v.reshape(-1, kv_heads, dim), "v"), wrap(lens_t, "lens"), max_len)}
-    for page in pages:
+    for page, shuffled in [(p, True) for p in pages] + [(p, False) for p in ordered]:
         per_seq = [-(-n // page) for n in lens]
         used = sum(per_seq)
         n_pages = used + max(1, int(used * spare))  # a pool with free pages left over, as a server's has
-        order = torch.randperm(n_pages, device="cpu")  # pages handed out in a random order
+        # pages handed out in a random order, or (the control) in order: page j of sequence b follows page j - 1
+        order = torch.randperm(n_pages, device="cpu") if shuffled else torch.arange(n_pages)
         width = max(per_seq)
         table = torch.zeros(batch, width, dtype=torch.int32)
         pool_k = torch.full((n_pages, page, kv_heads, dim), nan, dtype=dtype, device=tutor_lab.DEVICE)
@@ -147,7 +175,7 @@ def build_caches(lens: list[int], kv_heads: int, dim: int, pages: tuple[int, ...
                 lo, hi = j * page, min(n, (j + 1) * page)
                 pool_k[p, : hi - lo] = dense_k[b, lo:hi]
                 pool_v[p, : hi - lo] = dense_v[b, lo:hi]
-        caches[f"paged_b{page}"] = Cache(wrap(pool_k.reshape(-1, kv_heads, dim), "k_pool"),
+        caches[f"paged_b{page}" + ("" if shuffled else "_ordered")] = Cache(wrap(pool_k.reshape(-1, kv_heads, dim), "k_pool"),
                                          wrap(pool_v.reshape(-1, kv_heads, dim), "v_pool"), wrap(lens_t, "lens"),
                                          max_len, page, wrap(table.to(tutor_lab.DEVICE), "block_table"))
     return caches, dense_k, dense_v
@@ -196,7 +224,8 @@ def tolerance(v: torch.Tensor) -> tuple[float, float]:
 def verify(lens: list[int], heads: int, kv_heads: int, dim: int, pages: tuple[int, ...], seed: int,
            candidates: bool) -> None:
     size = f"B{len(lens)}_H{heads}_KV{kv_heads}_D{dim}_len{'-'.join(map(str, lens))}"
-    caches, dense_k, dense_v = build_caches(lens, kv_heads, dim, pages, torch.bfloat16, guard=True)
+    caches, dense_k, dense_v = build_caches(lens, kv_heads, dim, pages, torch.bfloat16, guard=True,
+                                            ordered=ORDERED)
     q = tutor_lab.rand(len(lens), heads, dim, lo=-3.0, hi=3.0, name="q").to(torch.bfloat16)
     q = tutor_lab.guarded(q, name="q")
     ref = reference(q, dense_k, dense_v, lens)
@@ -207,6 +236,20 @@ def verify(lens: list[int], heads: int, kv_heads: int, dim: int, pages: tuple[in
             o = tutor_lab.output_like(q, name="o")
             decode_attention(q, cache, o, cfg)
             tutor_lab.check("paged_attention", name + suffix, size, o, ref, seed, atol=atol, rtol=rtol)
+
+
+ORDERED = (16,)  # the page sizes of the control cache (identity block table)
+
+
+def verify_read(n: int, seed: int) -> None:
+    """The read ceiling sums what it reads: every element, once (n not a multiple of any block)."""
+    x = tutor_lab.rand(n, name="x")
+    for cfg in READ_BLOCKS:
+        parts = tutor_lab.output(triton.cdiv(n, cfg["BLOCK"]), name="parts")
+        got = read_all(x, parts, cfg).double().sum().reshape(1)
+        want = x.double().sum().reshape(1)
+        tutor_lab.check("paged_attention", f"read_{cfg['BLOCK']}", f"n{n}", got, want, seed,
+                        atol=1e-6 * n, rtol=1e-5)
 
 
 # Rounds of interleaved timing: each round times the copy and every kernel once, in the same order, so a
@@ -236,7 +279,8 @@ def bench(batch: int, heads: int, kv_heads: int, dim: int, max_len: int, seed: i
     # Ragged lengths between 3/4 of max_len and max_len, not multiples of any page or tile.
     lens = [int(x) for x in torch.randint(3 * max_len // 4, max_len + 1, (batch,), generator=gen)]
     pages = (16, 32)
-    caches, dense_k, dense_v = build_caches(lens, kv_heads, dim, pages, torch.bfloat16, guard=False)
+    caches, dense_k, dense_v = build_caches(lens, kv_heads, dim, pages, torch.bfloat16, guard=False,
+                                            ordered=ORDERED)
     q = torch.randn(batch, heads, dim, device=tutor_lab.DEVICE).to(torch.bfloat16)
     o = torch.empty_like(q)
     nbytes = kv_bytes(lens, kv_heads, dim, 2)
@@ -256,11 +300,25 @@ def bench(batch: int, heads: int, kv_heads: int, dim: int, max_len: int, seed: i
                                atol=atol, rtol=rtol):
                 fits[name].append(cfg)
             runs[f"{name}_{shape_name(cfg)}"] = lambda cache=cache, cfg=cfg: decode_attention(q, cache, o, cfg)
+    # The read-only ceiling, timed last in each round (after the variants the records had before it).
+    words = torch.zeros(nbytes // 4, dtype=torch.float32, device=tutor_lab.DEVICE)  # nbytes, read once
+    parts = torch.empty(triton.cdiv(words.numel(), min(c["BLOCK"] for c in READ_BLOCKS)), dtype=torch.float32,
+                        device=tutor_lab.DEVICE)
+    for cfg in READ_BLOCKS:
+        runs[f"read_{cfg['BLOCK']}"] = lambda cfg=cfg: read_all(words, parts, cfg)
     sweep = interleaved_ms(runs)
     ceiling = {"name": "device-to-device copy of the same bytes (read + written)",
                "value": tutor_lab.gbps(nbytes, sweep["copy"]), "unit": "GB/s"}
     tutor_lab.measure("paged_attention", "copy", "bandwidth", ceiling["value"], "GB/s", ceiling, nbytes=nbytes,
                       ms=sweep["copy"])
+    for cfg in READ_BLOCKS:
+        ms = sweep[f"read_{cfg['BLOCK']}"]
+        print(f"paged_attention: read, {cfg['BLOCK']}-word blocks {ms:.4f} ms ({tutor_lab.gbps(nbytes, ms):.0f} GB/s)",
+              file=sys.stderr)
+    read_ms = min(sweep[f"read_{cfg['BLOCK']}"] for cfg in READ_BLOCKS)
+    read = {"name": "read-only stream of the same bytes (a sum, best block)", "value": tutor_lab.gbps(nbytes, read_ms),
+            "unit": "GB/s"}
+    tutor_lab.measure("paged_attention", "read", "bandwidth", read["value"], "GB/s", read, nbytes=nbytes, ms=read_ms)
     for name, cache in caches.items():
         for cfg in CANDIDATES:
             ms = sweep[f"{name}_{shape_name(cfg)}"]
@@ -296,6 +354,7 @@ def main() -> int:
     pages = (16, 32)
     for i, (lens, heads, kv_heads, dim) in enumerate(cases):
         verify(lens, heads, kv_heads, dim, pages, args.seed, candidates=(i == 0))
+    verify_read(10_007 if args.quick else 1_000_003, args.seed)
     if args.bench:
         bench(args.batch, args.heads, args.kv_heads, args.dim, args.max_len, args.seed)
     return tutor_lab.finish("paged_attention")

@@ -147,7 +147,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         kinds = " and ".join(k for k, v in (("Triton", "triton"), ("PyTorch", "python")) if any(t.vendor == v for t in quick))
         why = "the Triton interpreter is slow" if all(t.vendor == "triton" for t in quick) else "a CPU is slow at full size"
         print(f"no GPU here: {len(quick)} {kinds} lab(s) ran their --quick sizes ({why}); "
-              "these commands check every size the lab checks:")
+              "these commands check every size the page lists:")
         for t in quick:
             print(f"  {_full_size_command(t, args.exercise)}")
     if args.exercise and code == 0 and any(not o.skipped for o in outcomes):

@@ -21,6 +21,13 @@ SIZES = tuple(range(3, 31))  # log2 bytes per rank, as the lab's bench
 # NCCL's cost model: a ring step of the Simple protocol over NVLink costs 3.4 us (hwLat, src/graph/tuning.cc,
 # cited on the page as nccl-tuning-source). The module uses it as alpha for both vendors.
 ALPHA_RING_SIMPLE_US = 3.4
+BASE_RING_SIMPLE_US = 8.4  # baseLat of ring Simple (the same file, NCCL 2.21.5)
+ALPHA_RING_LL_US = 0.6  # hwLat of ring LL over NVLink, on a base of 6.6 us, at half the bandwidth
+BASE_RING_LL_US = 6.6
+ALPHA_NET_RING_SIMPLE_US = 14.0  # hwLat of ring Simple over the network
+# Achievable rates after protocol overhead, as the page cites them (not used by the drawn model):
+EFFECTIVE_NVLINK_GBPS = 370.0  # NCCL's maintainer, nccl-tests issue #212 (nccl-tests-issue-212)
+XGMI_USABLE_GBPS = 48.0  # per xGMI link, AMD's ROCm blog (amd-rccl-xgmi-blog)
 LINKS_MI300X = 7  # one Infinity Fabric link to each of the other seven GPUs (rccl-rome-models)
 COLOURS = {2: "s1", 4: "s2", 8: "s3"}
 

@@ -6,7 +6,8 @@ Reduce-scatter, p-1 steps: at step s rank r sends chunk (r - s) mod p to rank r 
 chunk (r - 1 - s) mod p from rank r - 1, to which it adds its own input. After p-1 steps rank r
 holds the full sum of chunk (r + 1) mod p. All-gather, p-1 steps: at step s rank r sends chunk
 (r + 1 - s) mod p on and keeps the chunk (r - s) mod p that arrives. Each step each rank sends
-about n/p elements: 2 (p-1)/p * n in all, the least any all-reduce can send (Patarasuk & Yuan 2009).
+about n/p elements: 2 (p-1)/p * n in all, the least any all-reduce built on point-to-point sends
+can send (Patarasuk & Yuan 2009).
 
 Checks, on p = 2, 3 and 4 CPU processes (gloo): every rank's output equals dist.all_reduce of the
 same inputs (fp32, rtol 1e-5: the sums run in another order), for sizes p does not divide. Outputs
@@ -25,14 +26,17 @@ import os
 import queue as queue_module
 import socket
 import sys
+import time
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # never NVLink multicast (SHARP) for these runs
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException
 
-import tutor_lab
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "python"))
+import tutor_lab  # noqa: E402
 
 LAB = "ring_allreduce"
 RTOL, ATOL = 1e-5, 1e-6
@@ -127,28 +131,44 @@ def free_port():
 
 
 def spawn(p, cfg):
-    """Runs p ranks; their results, or None when a rank failed or the ranks waited on each other too long."""
+    """Runs p ranks: (their results, None), or (None, why) when a rank raised (its traceback) or the ranks
+    waited on each other past cfg["timeout"] seconds."""
     queue = mp.get_context("spawn").Queue()
     procs = mp.spawn(worker, args=(p, cfg, free_port(), queue), nprocs=p, join=False)
-    items = []
-    try:
-        for _ in range(p):  # drain the queue before joining: a large put blocks until read
-            items += queue.get(timeout=cfg.get("timeout", 180))
-    except queue_module.Empty:  # a send with no matching receive waits forever
-        for proc in procs.processes:
-            proc.kill()
-        return None
+    timeout = cfg.get("timeout", 180)
+    deadline, items, got = time.monotonic() + timeout, [], 0
+    while got < p:  # drain the queue before joining: a large put blocks until read
+        try:
+            items += queue.get(timeout=0.5)
+            got += 1
+            continue
+        except queue_module.Empty:
+            pass
+        try:
+            procs.join(timeout=0)  # raises at once, with the child's traceback, when a rank failed
+        except ProcessRaisedException as e:
+            return None, f"rank {e.error_index} of {p} raised an error (the other ranks were stopped):\n{e}"
+        except ProcessExitedException as e:
+            return None, f"rank {e.error_index} of {p} exited with code {e.exit_code} before it finished"
+        if time.monotonic() > deadline:  # a send with no matching receive waits forever
+            for proc in procs.processes:
+                proc.kill()
+            return None, (f"ranks waited on each other for {timeout} s: a send with no matching receive "
+                          "(chunk bounds differ between sender and receiver, or a step is missing)")
     procs.join()
-    return items
+    return items, None
 
 
 def main():
     args = tutor_lab.parse_args()
     sizes = [1, 7, 1001, 65537] if args.quick else [1, 7, 1001, 65537, (1 << 20) + 3]
     for p in (2, 3, 4):
-        cfg = dict(sizes=sizes, seed=args.seed, backend="gloo", bench=False)
-        items = spawn(p, cfg)
+        cfg = dict(sizes=sizes, seed=args.seed, backend="gloo", bench=False, timeout=30 if args.quick else 180)
+        print(f"{LAB}: p = {p} ranks (gloo, CPU) ...", file=sys.stderr, flush=True)
+        items, why = spawn(p, cfg)
         if items is None:
+            print(f"{LAB}: p = {p}: {why}", file=sys.stderr, flush=True)
+            tutor_lab.emit({"event": "note", "lab": LAB, "message": f"p = {p}: {why}"})
             tutor_lab.check(LAB, f"p{p}_finished", "every size", torch.zeros(1), torch.ones(1), args.seed)
             continue
         for _, _, n, rank, got, ref, written in items:
@@ -165,7 +185,9 @@ def main():
                             "or more, skipped; the checks above ran on CPU ranks (gloo)"})
         else:
             ceiling = peer_copy_ceiling()
-            rows = spawn(gpus, dict(sizes=[1001], seed=args.seed, backend="nccl", bench=True))
+            rows, why = spawn(gpus, dict(sizes=[1001], seed=args.seed, backend="nccl", bench=True))
+            if why:
+                print(f"{LAB}: NCCL run on {gpus} GPUs: {why}", file=sys.stderr, flush=True)
             for row in rows or [("check", gpus, 0, 0, torch.zeros(1), torch.ones(1), [])]:
                 if row[0] == "check":
                     _, p, n, rank, got, ref, written = row

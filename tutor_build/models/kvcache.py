@@ -30,11 +30,11 @@ class ModelKV:
     v_head_dim: int = 0  # MLA only: the value head dim of the uncompressed heads
 
 
-# hidden_size / num_attention_heads where the config gives no head_dim (Llama 2, Falcon).
+# hidden_size / num_attention_heads where the config gives no head_dim (Llama 2, Llama 3.1, Mistral, Falcon).
 MODELS: tuple[ModelKV, ...] = (
     ModelKV("Llama 2 7B", "MHA", 32, 32, 32, 4096 // 32, "llama2-7b-hf-config"),
-    ModelKV("Llama 3.1 8B", "GQA", 32, 32, 8, 128, "c03-llama31-8b-config"),
-    ModelKV("Mistral 7B", "GQA", 32, 32, 8, 128, "c03-mistral-7b-config"),
+    ModelKV("Llama 3.1 8B", "GQA", 32, 32, 8, 4096 // 32, "c03-llama31-8b-config"),
+    ModelKV("Mistral 7B", "GQA", 32, 32, 8, 4096 // 32, "c03-mistral-7b-config"),
     ModelKV("Llama 3.1 70B", "GQA", 80, 64, 8, 8192 // 64, "c07-llama31-70b-config"),
     ModelKV("Falcon 7B", "MQA", 32, 71, 1, 4544 // 71, "c03-falcon-7b-config"),
     ModelKV("DeepSeek-V3", "MLA", 61, 128, 128, 128 + 64, "c03-deepseek-v3-config",

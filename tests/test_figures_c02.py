@@ -42,9 +42,9 @@ def test_shelf_and_pen_is_the_models_step(figs):
     for t in want:
         assert t.split(": ")[1].replace(" ms", "") in numbers(alt), t
     assert str(round(cross)) in numbers(alt)
-    # at the crossover the two bars are equal to the printed precision
+    # at the crossover (rounded to a whole batch) the two bars agree within 1%
     r, m = c02.shelf_rows()[[b for b, _, _ in c02.shelf_rows()].index(round(cross))][1:]
-    assert f"{r:.2f}" == f"{m:.2f}"
+    assert abs(r - m) / m < 0.01
 
 
 def test_decode_intensity_ridges_and_crossover(figs):
@@ -86,6 +86,10 @@ def test_decode_knee_is_the_records_and_the_fit(figs):
     cross = dm.crossover_batch(128, BW, RATE)
     assert f"bound: {cross:.0f}" in texts
     assert f"fit: {fit.below * 1e3:.1f} then {fit.above * 1e3:.1f} µs per sequence" in texts
+    # the kernel-by-kernel bound, drawn to batch 512, is the lab's own record of it
+    kb = RECS["C02/prefill_decode/decode_bound_kernels_ctx128_b512/python"]["ceiling"]["value"]
+    assert f"kernel by kernel: {kb:.2f} ms" in texts
+    assert f"{kb:.2f}" in numbers(figs["decode-knee"].alt)
     alt, cap = figs["decode-knee"].alt, figs["decode-knee"].caption
     for n in (f"{fit.knee:.0f}", f"{fit.below * 1e3:.1f}", f"{fit.above * 1e3:.1f}", f"{cross:.0f}",
               f"{pts[0][1]:.2f}", f"{pts[-1][1]:.2f}", f"{dict(pts)[448]:.2f}",

@@ -275,3 +275,18 @@ def test_a_roofline_of_several_prefixes_places_the_points_of_every_prefix(course
     assert "fp8 GEMMs" in legend and legend.index("bf16 GEMMs") < legend.index("fp8 GEMMs")  # the prefixes' order
     one, _, _ = draw(course, "roofline", "C07/calibration/gemm_bf16")  # one prefix still draws as before
     assert one != m.group("key")
+
+
+def test_a_ceiling_that_starts_with_a_formula_or_a_count_is_called_a_bound():
+    """The tick's noun is the ceiling's first word; "max(bytes / copy bandwidth, ...)" once printed "1.76x max(bytes"."""
+    from tutor_build.model import Measurement, SourceRef
+    from tutor_build.render.plots import ceiling_of
+
+    def noun(name):
+        m = Measurement("X/y/z/python", "t", 2.0, "ms", "G", "T", "2026-01-01", name, 1.0, "ms", (), "", False,
+                        SourceRef("measurements/h200.jsonl", 1), {})
+        return ceiling_of(m).noun
+    assert noun("max(bytes / copy bandwidth, FLOPs / torch.mm rate), same run") == "bound"
+    assert noun("16 bytes a parameter, derived") == "bound"
+    assert noun("derived, fp32 replica") == "derived"
+    assert noun("torch.mm bf16, 8192 x 8192 x 8192") == "torch.mm"

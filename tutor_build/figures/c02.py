@@ -113,7 +113,8 @@ def knee_data(context: int = 128) -> dict:
     bw, rate = dm.ceilings(recs)
     pts = dm.decode_points(recs, context)
     return {"points": pts, "fit": dm.hinge_fit(pts), "cross": dm.crossover_batch(context, bw, rate),
-            "bound": [(b, dm.bound_ms(b, context, bw, rate)) for b in range(1, pts[-1][0] + 1)]}
+            "bound": [(b, dm.bound_ms(b, context, bw, rate)) for b in range(1, pts[-1][0] + 1)],
+            "kernel_bound": [(b, dm.kernel_bound_ms(b, context, bw, rate)) for b in range(1, pts[-1][0] + 1)]}
 
 
 def decode_knee(context: int = 128) -> Canvas:
@@ -122,12 +123,13 @@ def decode_knee(context: int = 128) -> Canvas:
     d = knee_data(context)
     pts, fit = d["points"], d["fit"]
     bmax = pts[-1][0]
-    c = Canvas(W, 470)
+    c = Canvas(W, 496)
     sx = Scale(0, bmax, 70, 540)
-    sy = Scale(0, 24, 380, 100)
-    axis_x(c, sx, 380, "batch (sequences per decode step)")
+    sy = Scale(0, 24, 406, 126)
+    axis_x(c, sx, 406, "batch (sequences per decode step)")
     axis_y(c, sy, 70, "ms per step", grid_to=540)
     c.polyline([(sx(b), sy(t)) for b, t in d["bound"]], stroke=C_READ, width=2)
+    c.polyline([(sx(b), sy(t)) for b, t in d["kernel_bound"]], stroke=C_MATH, width=2, dash="2 3")
     c.polyline([(sx(0), sy(fit(0))), (sx(fit.knee), sy(fit(fit.knee))), (sx(bmax), sy(fit(bmax)))],
                stroke=C_FIT, width=2, dash="6 3")
     for b, t in pts:
@@ -143,4 +145,7 @@ def decode_knee(context: int = 128) -> Canvas:
     c.text(104, 44, f"fit: {fit.below * 1e3:.1f} then {fit.above * 1e3:.1f} µs per sequence", middle=True)
     c.line(80, 70, 96, 70, stroke=C_READ, width=2)
     c.text(104, 70, "bound: max(bytes ÷ copy, FLOP ÷ torch.mm)", middle=True)
+    kb = d["kernel_bound"][-1][1]
+    c.line(80, 96, 96, 96, stroke=C_MATH, width=2, dash="2 3")
+    c.text(104, 96, f"kernel by kernel: {kb:.2f} ms", middle=True)
     return c

@@ -148,3 +148,97 @@ def ceilings(recs: dict) -> tuple[float, float]:
     bw = recs[RECORD.format(variant="copy_bandwidth")]["value"] * 1e9
     rate = recs[RECORD.format(variant="mm_bf16")]["value"] * 1e12
     return bw, rate
+
+
+# ---------------------------------------------------------------- the kernel-by-kernel bound
+LINEAR_SHAPES = ("qkv", "out", "gate_up", "down", "head")
+
+
+def linear_shapes(cfg: dict = LLAMA31_8B) -> list[tuple[str, int, int]]:
+    """(name, out features N, in features K) of each weight product of a decode step (the lab's linear_shapes)."""
+    h, d, nh, nkv = cfg["hidden"], cfg["head_dim"], cfg["heads"], cfg["kv_heads"]
+    return [("qkv", (nh + 2 * nkv) * d, h), ("out", h, nh * d), ("gate_up", 2 * cfg["mlp"], h),
+            ("down", h, cfg["mlp"]), ("head", cfg["vocab"], h)]
+
+
+def decode_kernels(batch: int, context: int, cfg: dict = LLAMA31_8B, elem: int = 2) -> list[tuple[str, int, int]]:
+    """One decode step as the kernels that run one after another: (name, bytes, FLOP) of each weight product of
+    every layer and the head (weights, input and output once), attention over the cache once a layer, and the
+    rest (bytes only: norms' weights, embedding rows, cache writes). The terms add up to step_bytes and
+    step_flops; the lab's decode_kernels checks the same split."""
+    h, L = cfg["hidden"], cfg["layers"]
+    out = []
+    for name, n, k in linear_shapes(cfg):
+        layers = [""] if name == "head" else range(L)
+        out += [(f"{name}{i}", elem * (n * k + batch * (k + n)), 2 * batch * n * k) for i in layers]
+    attn_f = (step_flops(batch, 1, context, cfg) - step_flops(batch, 1, 0, cfg)) // L
+    attn_b = (step_bytes(batch, 1, context, cfg, elem) - step_bytes(batch, 1, 0, cfg, elem)) // L
+    out += [(f"attention{i}", attn_b, attn_f) for i in range(L)]
+    rest_b = step_bytes(batch, 1, context, cfg, elem) - sum(b for _, b, _ in out)
+    rest_f = step_flops(batch, 1, context, cfg) - sum(f for _, _, f in out)
+    out.append(("rest", rest_b, rest_f))
+    return out
+
+
+def kernel_bound_ms(batch: int, context: int, bw: float, rate: float, cfg: dict = LLAMA31_8B) -> float:
+    """The bound of a step whose kernels run one after another: the sum over kernels of each kernel's
+    max(bytes / bandwidth, FLOP / rate), in ms. Never below bound_ms (a sum of maxima >= the max of sums)."""
+    return 1e3 * sum(max(b / bw, f / rate) for _, b, f in decode_kernels(batch, context, cfg))
+
+
+def product_ridge_rows(name: str, bw: float, rate: float, cfg: dict = LLAMA31_8B, elem: int = 2) -> float:
+    """The rows M where one weight product's FLOP / rate equals its bytes / bandwidth:
+    2 M N K / R = elem (N K + M (N + K)) / bw."""
+    n, k = {s: (n, k) for s, n, k in linear_shapes(cfg)}[name]
+    return elem * n * k / bw / (2 * n * k / rate - elem * (n + k) / bw)
+
+
+# ---------------------------------------------------------------- how well the knee is determined
+def profile_interval(points: Sequence[tuple[float, float]], level_f: float | None = None,
+                     step: float = 0.5) -> tuple[float, float]:
+    """The knees k whose best three-parameter fit is not significantly worse than the best knee: the profile
+    likelihood interval SSE(k) <= SSE_min (1 + F / (n - 4)), with F the 95% quantile of F(1, n - 4) (the knee as
+    the fourth parameter). Returns (lowest, highest) such k on the grid."""
+    pts = sorted(points)
+    n = len(pts)
+    f = level_f if level_f is not None else _f95(n - 4)
+    best = hinge_fit(pts, step)
+    limit = best.sse * (1.0 + f / (n - 4))
+    bs, ts = [p[0] for p in pts], [p[1] for p in pts]
+    ok = []
+    k = bs[1]
+    while k <= bs[-2] + 1e-9:
+        rows = [(1.0, min(b, k), max(b - k, 0.0)) for b in bs]
+        if _lstsq3(rows, ts)[3] <= limit:
+            ok.append(k)
+        k += step
+    return min(ok), max(ok)
+
+
+def _f95(dof: int) -> float:
+    """95% quantile of F(1, dof) = t(0.975, dof)^2, from a short table (dof 10..20) of Student's t."""
+    t975 = {10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101,
+            19: 2.093, 20: 2.086}
+    return t975[max(10, min(20, dof))] ** 2
+
+
+def bootstrap_knees(points: Sequence[tuple[float, float]], n: int = 400, seed: int = 0,
+                    step: float = 1.0) -> list[float]:
+    """Knees of the hinge fit to `n` resamples of the points (cases drawn with replacement, a fixed seed so the
+    page and the test get the same numbers); resamples with fewer than 4 distinct batches are skipped."""
+    import random
+    rng = random.Random(seed)
+    pts = sorted(points)
+    out = []
+    while len(out) < n:
+        sample = [rng.choice(pts) for _ in pts]
+        if len({b for b, _ in sample}) < 4:
+            continue
+        out.append(hinge_fit(sample, step).knee)
+    return sorted(out)
+
+
+def percentile(xs: Sequence[float], q: float) -> float:
+    """The q-quantile (0..1) of sorted xs, by the nearest rank."""
+    i = min(len(xs) - 1, max(0, int(round(q * (len(xs) - 1)))))
+    return xs[i]

@@ -110,7 +110,10 @@ def ceiling_of(m: Measurement) -> Ceiling:
         return Ceiling("copy", "copy")
     if "total" in low:
         return Ceiling("total", "total")
-    return Ceiling("prediction", name.split()[0] if name else "prediction")
+    # The ceiling's first word names the tick ("predicted", "torch.mm"); a formula or a count does not read as a
+    # noun ("max(bytes", "16"), so those say "bound".
+    first = name.split()[0].rstrip(",;:") if name else "prediction"
+    return Ceiling("prediction", "bound" if "(" in first or first[0].isdigit() else first)
 
 
 def md_escape(text: str) -> str:

@@ -476,3 +476,27 @@ def test_group_padding_and_kernel_count():
     layouts, candidates = 4, 5
     assert sum(1 for k in RECS if k.startswith(PA + "/") and "_n" in k) == layouts * candidates
     states(ID, "all twenty kernels", near="Each record is the median of five rounds")
+
+
+def test_the_max_new_answer_is_the_simulation_rerun():
+    """The collapsed answer of the MAX_NEW task quotes a run that is not recorded: the simulation is seeded, so
+    the lab itself, with MAX_NEW = 256, reproduces each number the answer prints."""
+    import importlib.util
+    import sys
+
+    path = ROOT / "labs/C03/python/kv_fragmentation.py"
+    sys.path.insert(0, str(ROOT / "labs/common/python"))
+    spec = importlib.util.spec_from_file_location("kv_fragmentation_max_new_256", path)
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+    lab.MAX_NEW = 256
+    reqs = lab.workload(lab.N_REQUESTS, lab.WORKLOAD_SEED)
+    near = "one run of the lab with that change"
+    fit = lab.simulate("contiguous_fit", reqs)
+    fixed = lab.simulate("contiguous_max", reqs)
+    paged = lab.simulate("paged_b16", reqs)
+    states(ID, f"{fit['batch']:.1f} against", near=near, files="4-labs.md")
+    states(ID, f"({fixed['batch']:.1f})", near=near, files="4-labs.md")
+    states(ID, f"to {paged['batch']:.1f} mostly", near=near, files="4-labs.md")
+    states(ID, f"to {lab.batch_ceiling(reqs):.1f}", near=near, files="4-labs.md")
+    states(ID, f"to {paged['preempted']:,}.", near=near, files="4-labs.md")
